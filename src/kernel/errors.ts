@@ -1,0 +1,100 @@
+// Errors are values with a code and a place (STYLE.md). Every error the runtime throws
+// extends AgentAppsError and carries a stable `code`; the CLI maps codes to exit codes.
+
+export interface Place {
+  file?: string;
+  line?: number;
+  column?: number;
+  key?: string;
+}
+
+export class AgentAppsError extends Error {
+  code: string;
+  place?: Place;
+  constructor(code: string, message: string, options?: { cause?: unknown; place?: Place }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    if (options?.place) this.place = options.place;
+  }
+}
+
+/** Malformed frontmatter, unknown interpolation variables, `$order` cycles … (exit 2). */
+export class ConfigurationError extends AgentAppsError {
+  constructor(message: string, options?: { cause?: unknown; place?: Place }) {
+    super('E_CONFIG', withPlace(message, options?.place), options);
+  }
+}
+
+export class ToolNotFoundError extends AgentAppsError {
+  ref: string;
+  suggestions: string[];
+  constructor(ref: string, suggestions: string[] = [], detail?: string) {
+    const hint = suggestions.length ? ` — did you mean ${suggestions.map((s) => `'${s}'`).join(', ')}?` : '';
+    super('E_TOOL_NOT_FOUND', `unknown skill '${ref}'${detail ? ` (${detail})` : ''}${hint}`);
+    this.ref = ref;
+    this.suggestions = suggestions;
+  }
+}
+
+export interface SchemaError {
+  instancePath: string;
+  message?: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  schemaPath: string;
+}
+
+/** Args or a result that violate a JSON Schema; `.errors` is ajv's list (SPEC §13). */
+export class ValidationError extends AgentAppsError {
+  errors: SchemaError[];
+  constructor(what: string, errors: SchemaError[]) {
+    super('E_VALIDATION', `${what}: ${formatSchemaErrors(errors)}`);
+    this.errors = errors;
+  }
+}
+
+/** Refusal, not failure (seed 002): `ctx.manager.abort(reason)` makes `invoke` reject with this. */
+export class AbortError extends AgentAppsError {
+  reason: unknown;
+  constructor(reason?: unknown) {
+    super('E_ABORTED', `aborted${reason === undefined ? '' : `: ${describeReason(reason)}`}`);
+    this.reason = reason;
+  }
+}
+
+export function formatSchemaErrors(errors: SchemaError[]): string {
+  return errors
+    .map((e) => {
+      const where = e.instancePath || '(root)';
+      if (e.keyword === 'additionalProperties') return `${where}: unknown property '${String(e.params.additionalProperty)}'`;
+      if (e.keyword === 'required') return `${where}: missing required property '${String(e.params.missingProperty)}'`;
+      return `${where} ${e.message ?? e.keyword}`;
+    })
+    .join('; ');
+}
+
+function withPlace(message: string, place?: Place): string {
+  if (!place?.file) return message;
+  let where = place.file;
+  if (place.line !== undefined) where += `:${place.line}${place.column !== undefined ? `:${place.column}` : ''}`;
+  if (place.key) where += ` (${place.key})`;
+  return `${where}: ${message}`;
+}
+
+function describeReason(reason: unknown): string {
+  if (reason instanceof Error) return reason.message;
+  if (typeof reason === 'string') return reason;
+  try {
+    return JSON.stringify(reason);
+  } catch {
+    return String(reason);
+  }
+}
+
+/** Wraps anything thrown into an Error with a code, keeping the original as `cause`. */
+export function toError(value: unknown, code = 'E_SKILL'): Error & { code?: string } {
+  if (value instanceof Error) return value;
+  const err = new AgentAppsError(code, typeof value === 'string' ? value : describeReason(value));
+  return err;
+}

@@ -1,0 +1,265 @@
+// The shapes of seed 001 (the context) and SPEC §3/§13 (tools), as types.
+// Runtime checks happen where data enters (loader, CLI, RPC); everything else trusts these.
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: unknown };
+
+/** `run.tool` — a closed declaration built from the frontmatter. */
+export interface ToolDecl {
+  name: string;
+  description?: string;
+  params?: JsonObject;
+  returns?: JsonObject;
+  visibility: 'public' | 'hidden';
+  allowedTools?: string;
+  role: 'skill' | 'middleware';
+  tags: string[];
+}
+
+export interface Frontmatter {
+  name?: string;
+  description?: string;
+  metadata?: JsonObject;
+  'allowed-tools'?: string;
+  [key: string]: unknown;
+}
+
+export type ToolFn = (ctx: Context, args: any) => unknown;
+
+/** What users hand to `register`, `invoke` or `defineSkill`. */
+export interface ToolDef {
+  name?: string;
+  frontmatter?: Frontmatter;
+  prompt?: string;
+  fn?: ToolFn;
+}
+
+export type ToolKind = 'markdown' | 'skill-folder' | 'code' | 'programmatic' | 'builtin' | 'inline' | 'mcp';
+
+/** A tool as the loader produced it: everything the orchestrator needs, resolved once. */
+export interface LoadedTool {
+  name: string;
+  kind: ToolKind;
+  /** `file:///…`, `inline://…`, `mcp://…`, or null for builtins and programmatic tools. */
+  uri: string | null;
+  /** Absolute file path for file-backed tools. */
+  file?: string;
+  /** The search root the file was found in (for the cascade's authority walk). */
+  root?: string;
+  frontmatter: Frontmatter;
+  /** Markdown body after frontmatter extraction. */
+  prompt?: string;
+  fn?: ToolFn;
+  decl: ToolDecl;
+  /** The metadata level this tool contributes to the cascade (its own `metadata`). */
+  metadata: JsonObject;
+  /** Identity for caches: changes whenever the file changes. */
+  version: number;
+}
+
+export interface HistoryFrame {
+  tool: string;
+  args: unknown;
+  timestamp: number;
+}
+
+export interface PromptState {
+  raw: string;
+  expanded?: string;
+  replacements?: Record<number, string>;
+}
+
+export interface LocalConfig {
+  cwd: string;
+  library: string;
+  runtime: string;
+  workspace: string;
+  paths: string[];
+  model?: JsonObject;
+  [key: string]: unknown;
+}
+
+export interface MiddlewareSpec {
+  args?: unknown;
+  before?: string[];
+  after?: string[];
+  remove?: boolean;
+  fn?: (ctx: Context, args: unknown) => unknown;
+}
+/** `name → args` or `name → { args, before, after, remove, fn }` (SPEC §6.5). */
+export type ExtraMiddleware = Record<string, unknown>;
+
+export interface Locals {
+  history: HistoryFrame[];
+  result: unknown;
+  error: unknown;
+  config: LocalConfig;
+  prompt?: PromptState;
+  middleware?: ExtraMiddleware;
+  internals?: { untrustedRef?: boolean; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+export interface Nonlocals {
+  rootContextId?: string;
+  middleware?: ExtraMiddleware;
+  debug?: boolean;
+  agent?: { events?: string; contextId?: string; ancestorContextId?: string; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+export interface Globals {
+  config: JsonObject;
+  tools: Map<string, LoadedTool>;
+  cache: Map<string, unknown>;
+  internals: Internals;
+  [key: string]: unknown;
+}
+
+/** Long-lived runtime state; event state and the log ring live here (SPEC §8, §10). */
+export interface Internals {
+  [key: string]: unknown;
+}
+
+export interface Envelope {
+  readonly id: string;
+  readonly parent: Context | null;
+  readonly target: Context;
+  readonly hasOtherTarget: boolean;
+}
+
+export interface RunState {
+  origin: { uri: string | null; frontmatter: Frontmatter };
+  middleware: JsonObject;
+  tool: ToolDecl;
+  readonly signal: AbortSignal;
+  readonly interactive: boolean;
+}
+
+export interface Context {
+  readonly envelope: Envelope;
+  readonly args: any;
+  run: RunState;
+  locals: Locals;
+  nonlocals: Nonlocals;
+  globals: Globals;
+  readonly manager: ContextManager;
+}
+
+export interface InvokeOptions {
+  /** A partial context seed (seed 000 step 3). */
+  context?: ContextSeed;
+  /** Fire and forget: resolves at once, errors are swallowed (and logged). */
+  detached?: boolean;
+}
+
+export interface ContextSeed {
+  target?: Context;
+  locals?: Partial<Locals>;
+  nonlocals?: Nonlocals;
+  run?: Partial<Pick<RunState, 'interactive'>> & { [key: string]: unknown };
+  signal?: AbortSignal;
+  middleware?: ExtraMiddleware;
+  [key: string]: unknown;
+}
+
+export interface ChainEntryInput {
+  name: string;
+  args?: unknown;
+  before?: string[];
+  after?: string[];
+  fn?: (ctx: Context, args: unknown) => unknown;
+}
+
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
+
+export interface LogEvent {
+  type: string;
+  tag: string;
+  level: LogLevel;
+  text?: string;
+  timestamp: number;
+  rootContextId?: string;
+  contextId: string;
+  tool: string;
+  code?: string;
+  [key: string]: unknown;
+}
+
+export interface LogInput {
+  type?: string;
+  tag?: string;
+  level?: LogLevel;
+  text?: string;
+  [key: string]: unknown;
+}
+
+export interface TailOptions {
+  tag?: string;
+  type?: string | string[];
+  last?: number;
+  level?: LogLevel;
+}
+
+export interface Reporter {
+  name: string;
+  /** Called for every event at or above the configured level that passes the scope. */
+  report(event: LogEvent): void;
+  close?(): void | Promise<void>;
+}
+
+export interface LogSettings {
+  level: LogLevel;
+  scope: string[] | null;
+  reporters: string[];
+}
+
+export interface ConfigureOptions {
+  level?: LogLevel;
+  scope?: string[] | null;
+  reporter?: string | Reporter;
+  global?: boolean;
+}
+
+export interface ContextManager {
+  next(): Promise<unknown>;
+  invoke(ref: string | ToolDef, args?: unknown, options?: InvokeOptions): Promise<unknown>;
+  refresh(): Promise<void>;
+  inject(entries: ChainEntryInput[] | ChainEntryInput): void;
+  finish(value?: unknown): unknown;
+  fail(error: unknown): never;
+  abort(reason?: unknown): void;
+  get(path: string): unknown;
+  set(path: string, value: unknown): void;
+  log(event: string | LogInput): void;
+  tail(opts?: TailOptions): LogEvent[];
+  configure(opts?: ConfigureOptions): LogSettings;
+}
+
+export interface Event {
+  id: string;
+  topic: string;
+  type: string;
+  source?: string;
+  data?: unknown;
+  timestamp: number;
+  rootContextId?: string;
+}
+
+export type EventHandler = ((event: Event) => unknown) | { ref: string; args?: unknown };
+
+export interface ToolSummary {
+  name: string;
+  kind: string;
+  description?: string;
+  origin: string | null;
+  visibility: string;
+  error?: string;
+}
+
+export interface ToolDescription {
+  tool: ToolDecl;
+  origin: { uri: string | null };
+  metadata: JsonObject;
+  chain: { name: string; args: unknown; from?: string }[];
+}
