@@ -1,0 +1,70 @@
+// agent-strands: the default agent provider (seed 004, "Bundled Agent"; SPEC §11). It owns the
+// LLM loop only: build the model from `config`, run the Strands agent loop with one `invoke`
+// tool, execute code through `invokeRef`, report lifecycle events to `hookRef` and follow its
+// directives. Tool filtering, returns enforcement and the sandbox live in the `agent` skill.
+// The SDK is imported when the skill runs, not when it is listed.
+
+import type { Context } from '../../../../src/kernel/types.ts';
+import type { ModelConfig } from './models.ts';
+
+export const frontmatter = {
+  name: 'agent-strands',
+  description: 'Agent provider: runs the Strands agent loop with the model chosen by model.provider (bedrock, openai, anthropic or replay).',
+  metadata: {
+    visibility: 'hidden',
+    role: 'skill',
+    tags: ['meta-internal'],
+    params: {
+      type: 'object',
+      properties: {
+        prompt: { type: 'string', description: 'System prompt for the model.' },
+        config: {
+          type: 'object',
+          description: 'The cascade\'s model configuration: provider, modelId, baseURL, region, temperature, maxTokens, maxTurns, cassette, record, baseDir …',
+        },
+        invokeRef: { type: 'string', description: 'Callback ref that executes the invoke tool\'s code: invoked with { code }.' },
+        hookRef: { type: 'string', description: 'Callback ref for lifecycle events; its answer is a directive.' },
+        userMessage: { type: 'string', description: 'The first user message.' },
+        skillName: { type: 'string', description: 'The skill whose pipeline started this agent.' },
+        agentSignal: { description: 'AbortSignal that stops the loop (in-process callers only).' },
+      },
+      required: ['prompt', 'invokeRef'],
+    },
+    returns: {},
+  },
+};
+
+interface ProviderArgs {
+  prompt: string;
+  config?: ModelConfig & { baseDir?: string; maxTurns?: number; deltas?: boolean };
+  invokeRef: string;
+  hookRef?: string;
+  userMessage?: string;
+  skillName?: string;
+  agentSignal?: AbortSignal;
+}
+
+export default async function agentStrands(ctx: Context, args: ProviderArgs): Promise<unknown> {
+  const [{ createModel }, { runAgentLoop }] = await Promise.all([import('./models.ts'), import('./loop.ts')]);
+  const config = args.config ?? {};
+  const model = await createModel(config, typeof config.baseDir === 'string' ? { baseDir: config.baseDir } : {});
+  const { hookRef, invokeRef } = args;
+  const signal = isAbortSignal(args.agentSignal) ? args.agentSignal : ctx.run.signal;
+  const maxTurns = typeof config.maxTurns === 'number' ? config.maxTurns : undefined;
+  const out = await runAgentLoop({
+    model,
+    systemPrompt: args.prompt,
+    userMessage: args.userMessage ?? 'Execute the task.',
+    ...(maxTurns !== undefined ? { maxTurns } : {}),
+    signal,
+    deltas: config.deltas === true,
+    onCode: (code) => ctx.manager.invoke(invokeRef, { code }),
+    ...(hookRef ? { onHook: (event) => ctx.manager.invoke(hookRef, event) } : {}),
+    onLog: (level, text) => ctx.manager.log({ type: 'strands', tag: 'agent', level, text }),
+  });
+  return out.stopped ? out.stopped.result : out.text;
+}
+
+function isAbortSignal(v: unknown): v is AbortSignal {
+  return typeof v === 'object' && v !== null && typeof (v as AbortSignal).aborted === 'boolean' && typeof (v as AbortSignal).addEventListener === 'function';
+}

@@ -1,0 +1,342 @@
+// The agent loop: the real Strands `Agent` with exactly one tool, `invoke`, whose code runs
+// through `onCode`; the SDK's hooks are mapped onto the seed's hook callback types (seed 004,
+// "Writing a Custom Agent Provider"), and the hook's directives steer the loop.
+
+import {
+  Agent,
+  AfterModelCallEvent,
+  AfterToolCallEvent,
+  AfterToolsEvent,
+  BeforeModelCallEvent,
+  BeforeToolCallEvent,
+  FunctionTool,
+  ModelStreamUpdateEvent,
+} from '@strands-agents/sdk';
+import type { AgentResult, BaseModelConfig, Message, Model } from '@strands-agents/sdk';
+import { AbortError, AgentAppsError } from '../../../../src/kernel/errors.ts';
+import { explainModelError } from './models.ts';
+import { withStrandsLog } from './logging.ts';
+import type { StrandsLogSink } from './logging.ts';
+
+export type AgentHookType = 'turn-start' | 'message' | 'reasoning' | 'tool-call' | 'tool-result' | 'turn-end' | 'error' | 'usage';
+
+export interface AgentHookEvent {
+  type: AgentHookType;
+  [key: string]: unknown;
+}
+
+/** What a hook may answer (seed 004): `undefined` is the default behaviour. */
+export interface AgentHookDirective {
+  stop?: boolean;
+  result?: unknown;
+  continue?: boolean;
+  message?: string;
+  deny?: string;
+  allow?: boolean;
+}
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+
+export interface AgentLoopOptions {
+  /** From `createModel`. */
+  model: Model<BaseModelConfig>;
+  systemPrompt: string;
+  userMessage: string;
+  /** Model round-trips (retries excluded); exhausted → `E_AGENT_LIMIT`. Default 30; `Infinity` = no limit. */
+  maxTurns?: number;
+  signal?: AbortSignal;
+  /** Runs the `invoke` tool's code. Its value (a string, or JSON) goes back to the model; a throw becomes the tool's error result. */
+  onCode(code: string): Promise<unknown>;
+  /** Lifecycle events; the answer is a directive. Omit to run without hooks. */
+  onHook?(event: AgentHookEvent): Promise<undefined | AgentHookDirective | unknown>;
+  /** Also report streamed text/reasoning chunks as `{ type: 'message', delta: true }`. Default false. */
+  deltas?: boolean;
+  /** Where the SDK's own log lines go (default: nowhere). */
+  onLog?: StrandsLogSink;
+  /** Overrides the `invoke` tool's description. */
+  toolDescription?: string;
+}
+
+export interface AgentLoopResult {
+  /** The model's text in its final turn. */
+  text: string;
+  /** Set when a hook answered `{ stop: true, result }`. */
+  stopped?: { result: unknown };
+  usage: TokenUsage;
+  /** Model round-trips made. */
+  turns: number;
+}
+
+export const INVOKE_TOOL_DESCRIPTION =
+  'Run JavaScript with `ctx` in scope. Call tools with `await ctx.manager.invoke(name, args)` ' +
+  '(the tools and their params are listed in the system prompt), and return the final result with ' +
+  '`ctx.manager.finish(value)`; throw an Error to fail. Put all the steps you can into one code ' +
+  'block per call. The code\'s return value and its console output come back as the tool result.';
+
+export const INVOKE_INPUT_SCHEMA = {
+  type: 'object',
+  properties: {
+    code: { type: 'string', description: 'JavaScript to run (top-level await allowed); `ctx` is in scope.' },
+  },
+  required: ['code'],
+} as const;
+
+const DEFAULT_MAX_TURNS = 30;
+
+export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
+  return withStrandsLog(opts.onLog, () => loop(opts));
+}
+
+async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
+  const { model, signal } = opts;
+  const maxTurns = opts.maxTurns ?? DEFAULT_MAX_TURNS;
+  if (!(maxTurns > 0)) throw limitError(maxTurns);
+  if (signal?.aborted) throw new AbortError(signal.reason);
+
+  const state = {
+    turn: 0,
+    retrying: false,
+    lastText: '',
+    stop: undefined as undefined | { result: unknown },
+    /** An error thrown by a hook: it ends the loop as it is, never reworded as a model error. */
+    fatal: undefined as unknown,
+    /** toolUseIds whose tool-result the `invoke` callback already reported. */
+    reported: new Set<string>(),
+  };
+
+  const hook = async (event: AgentHookEvent): Promise<AgentHookDirective | undefined> => {
+    if (!opts.onHook) return undefined;
+    try {
+      const answer = await opts.onHook(event);
+      return isRecord(answer) ? (answer as AgentHookDirective) : undefined;
+    } catch (err) {
+      state.fatal ??= err;
+      throw err;
+    }
+  };
+  /** `{ stop: true, result? }`: the loop ends at the next step with `result`, else the model's latest text (seed 004). */
+  const takeStop = (d: AgentHookDirective | undefined): boolean => {
+    if (!d?.stop) return false;
+    state.stop ??= { result: d.result !== undefined ? d.result : state.lastText };
+    return true;
+  };
+
+  const invokeTool = new FunctionTool({
+    name: 'invoke',
+    description: opts.toolDescription ?? INVOKE_TOOL_DESCRIPTION,
+    inputSchema: INVOKE_INPUT_SCHEMA as unknown as Record<string, never>,
+    callback: async (input, toolContext) => {
+      const toolUseId = toolContext.toolUse.toolUseId;
+      // FunctionTool does not check the input against the schema: we do.
+      const code = isRecord(input) ? input.code : undefined;
+      if (typeof code !== 'string') {
+        throw new Error('invoke needs { "code": "<JavaScript>" } — the code argument is missing or not a string');
+      }
+      let value: unknown;
+      let failure: unknown;
+      try {
+        value = await opts.onCode(code);
+      } catch (err) {
+        failure = err;
+      }
+      state.reported.add(toolUseId);
+      const d = await hook(
+        failure === undefined
+          ? { type: 'tool-result', tool: 'invoke', args: { code }, result: value, toolUseId, turnNumber: state.turn }
+          : { type: 'tool-result', tool: 'invoke', args: { code }, error: errorText(failure), toolUseId, turnNumber: state.turn },
+      );
+      takeStop(d);
+      if (failure !== undefined) throw failure instanceof Error ? failure : new Error(errorText(failure));
+      return toToolText(value);
+    },
+  });
+
+  const agent = new Agent({
+    model,
+    systemPrompt: opts.systemPrompt,
+    tools: [invokeTool],
+    printer: false,
+    toolExecutor: 'sequential',
+  });
+
+  agent.addHook(BeforeModelCallEvent, async (ev) => {
+    if (state.stop) {
+      ev.cancel = 'stopped';
+      return;
+    }
+    if (state.retrying) {
+      state.retrying = false;
+      return;
+    }
+    state.turn++;
+    if (takeStop(await hook({ type: 'turn-start', turnNumber: state.turn }))) ev.cancel = 'stopped';
+  });
+
+  if (opts.deltas) {
+    agent.addHook(ModelStreamUpdateEvent, async (ev) => {
+      const e = ev.event;
+      if (e.type !== 'modelContentBlockDeltaEvent') return;
+      if (e.delta.type === 'textDelta' && e.delta.text) {
+        takeStop(await hook({ type: 'message', text: e.delta.text, delta: true, turnNumber: state.turn }));
+      } else if (e.delta.type === 'reasoningContentDelta' && e.delta.text) {
+        takeStop(await hook({ type: 'reasoning', text: e.delta.text, delta: true, turnNumber: state.turn }));
+      }
+    });
+  }
+
+  agent.addHook(AfterModelCallEvent, async (ev) => {
+    if (state.stop) return;
+    if (ev.error) {
+      state.retrying = true; // the next model call, if any, is a retry of this turn
+      if (ev.error.name === 'CancelledError' || signal?.aborted) return;
+      const d = await hook({ type: 'error', error: explainModelError(ev.error, model).message, attempt: ev.attemptCount, turnNumber: state.turn });
+      if (takeStop(d)) return;
+      if (d?.continue) ev.retry = true;
+      return;
+    }
+    const message = ev.stopData?.message;
+    if (!message) return;
+    const reasoning = reasoningOf(message);
+    state.lastText = textOf(message);
+    if (reasoning) takeStop(await hook({ type: 'reasoning', text: reasoning, turnNumber: state.turn }));
+    if (state.lastText) takeStop(await hook({ type: 'message', text: state.lastText, turnNumber: state.turn }));
+    const usage = message.metadata?.usage;
+    if (usage) {
+      const total = agent.metrics.accumulatedUsage;
+      const d = await hook({
+        type: 'usage',
+        turnNumber: state.turn,
+        inputTokens: usage.inputTokens,
+        outputTokens: usage.outputTokens,
+        totalTokens: usage.totalTokens,
+        total: { inputTokens: total.inputTokens, outputTokens: total.outputTokens, totalTokens: total.totalTokens },
+      });
+      takeStop(d);
+    }
+  });
+
+  agent.addHook(BeforeToolCallEvent, async (ev) => {
+    if (state.stop) {
+      ev.cancel = 'the run has already ended; this tool call was not executed';
+      return;
+    }
+    const { name, input, toolUseId } = ev.toolUse;
+    const d = await hook({ type: 'tool-call', tool: name, args: input, toolUseId, turnNumber: state.turn });
+    if (takeStop(d)) {
+      ev.cancel = 'the run has ended; this tool call was not executed';
+    } else {
+      const deny: unknown = d?.deny;
+      if (deny !== undefined && deny !== null && deny !== false) {
+        ev.cancel = typeof deny === 'string' && deny ? `tool call denied: ${deny}` : 'tool call denied';
+      }
+    }
+  });
+
+  // Tool calls the `invoke` callback never saw (denied, unknown tool): report them too, so
+  // every tool-call has its tool-result.
+  agent.addHook(AfterToolCallEvent, async (ev) => {
+    const { name, input, toolUseId } = ev.toolUse;
+    if (state.reported.delete(toolUseId) || state.stop) return;
+    const text = ev.result.content.map((c) => (c.type === 'textBlock' ? c.text : '')).join('');
+    const d = await hook({
+      type: 'tool-result',
+      tool: name,
+      args: input,
+      error: text || ev.error?.message || 'tool call failed',
+      ...(ev.result.status === 'error' && text.startsWith('tool call denied') ? { denied: true } : {}),
+      toolUseId,
+      turnNumber: state.turn,
+    });
+    takeStop(d);
+  });
+
+  // A stop directive during the tools ends the loop without another model round-trip.
+  agent.addHook(AfterToolsEvent, (ev) => {
+    if (state.stop) ev.endTurn = true;
+  });
+
+  const finish = (text: string): AgentLoopResult => {
+    const u = agent.metrics.accumulatedUsage;
+    const result: AgentLoopResult = {
+      text,
+      usage: { inputTokens: u.inputTokens, outputTokens: u.outputTokens, totalTokens: u.totalTokens },
+      turns: state.turn,
+    };
+    if (state.stop) result.stopped = state.stop;
+    return result;
+  };
+
+  let input = opts.userMessage;
+  for (;;) {
+    const remaining = maxTurns - state.turn;
+    if (remaining <= 0) throw limitError(maxTurns);
+    let result: AgentResult;
+    try {
+      result = await agent.invoke(input, {
+        ...(signal ? { cancelSignal: signal } : {}),
+        ...(Number.isFinite(remaining) ? { limits: { turns: remaining } } : {}),
+      });
+    } catch (err) {
+      if (state.fatal !== undefined) throw state.fatal;
+      if (state.stop) return finish(state.lastText);
+      if (signal?.aborted) throw new AbortError(signal.reason);
+      throw explainModelError(err, model);
+    }
+    if (state.stop) return finish(state.lastText);
+    if (result.stopReason === 'cancelled' || signal?.aborted) throw new AbortError(signal?.reason);
+    if (result.stopReason === 'limitTurns') throw limitError(maxTurns);
+    const text = textOf(result.lastMessage);
+    state.lastText = text;
+    const d = await hook({ type: 'turn-end', result: text, turnNumber: state.turn });
+    if (takeStop(d)) return finish(text);
+    if (d?.continue) {
+      input = typeof d.message === 'string' && d.message ? d.message : 'Continue.';
+      continue;
+    }
+    return finish(text);
+  }
+}
+
+function limitError(maxTurns: number): AgentAppsError {
+  return new AgentAppsError(
+    'E_AGENT_LIMIT',
+    `the agent used its ${maxTurns} model turn${maxTurns === 1 ? '' : 's'} (model.maxTurns) without finishing`,
+  );
+}
+
+function textOf(message: Message | undefined): string {
+  if (!message) return '';
+  let text = '';
+  for (const block of message.content) if (block.type === 'textBlock') text += block.text;
+  return text;
+}
+
+function reasoningOf(message: Message): string {
+  let text = '';
+  for (const block of message.content) if (block.type === 'reasoningBlock' && block.text) text += block.text;
+  return text;
+}
+
+/** The tool result the model sees: strings as they are, anything else as JSON. */
+function toToolText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined) return 'null';
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return typeof err === 'string' ? err : toToolText(err);
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

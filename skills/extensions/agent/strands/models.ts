@@ -1,0 +1,238 @@
+// `createModel(config)`: the cascade's `model` object → a Strands model (SPEC §11).
+// Every provider's module is imported lazily, so loading this file costs nothing; credentials
+// come only from the environment. `explainModelError` turns a provider failure into one line
+// that says what to configure.
+
+import { isAbsolute, resolve } from 'node:path';
+import type { Model, BaseModelConfig } from '@strands-agents/sdk';
+import { AgentAppsError } from '../../../../src/kernel/errors.ts';
+
+export type ModelProvider = 'bedrock' | 'openai' | 'anthropic' | 'replay';
+
+/** The keys of the cascade's `model` object this provider reads; any others are ignored. */
+export interface ModelConfig {
+  provider?: ModelProvider | string;
+  modelId?: string;
+  /** OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio …) or an Anthropic proxy. */
+  baseURL?: string;
+  /** Name of the environment variable that holds the API key (default per provider). */
+  apiKeyEnv?: string;
+  /** Bedrock region (else AWS_REGION / AWS_DEFAULT_REGION). */
+  region?: string;
+  temperature?: number;
+  maxTokens?: number;
+  topP?: number;
+  /** Extra request parameters passed to the provider as-is (OpenAI / Anthropic). */
+  params?: Record<string, unknown>;
+  /** HTTP retries of the provider's client (OpenAI / Anthropic), default 1. */
+  maxRetries?: number;
+  /** Per-request timeout in ms. */
+  timeoutMs?: number;
+  /** replay: the cassette to play back, relative to the skill's folder unless absolute. */
+  cassette?: string;
+  /** Any provider: write a cassette of the run here (relative to the skill's folder). */
+  record?: string;
+  [key: string]: unknown;
+}
+
+export interface CreateModelOptions {
+  /** The skill's folder: `cassette` and `record` paths resolve against it (default: cwd). */
+  baseDir?: string;
+  /** Where credentials are read from (default: process.env). */
+  env?: Record<string, string | undefined>;
+}
+
+/** What a model was built from, for error messages. */
+export interface ModelInfo {
+  provider: ModelProvider;
+  modelId?: string;
+  baseURL?: string;
+  region?: string;
+  cassette?: string;
+}
+
+const infos = new WeakMap<object, ModelInfo>();
+
+export function describeModel(model: object): ModelInfo | undefined {
+  return infos.get(model);
+}
+
+export async function createModel(config: ModelConfig = {}, options: CreateModelOptions = {}): Promise<Model<BaseModelConfig>> {
+  const env = options.env ?? process.env;
+  const baseDir = options.baseDir ?? process.cwd();
+  const provider = config.provider ?? 'bedrock';
+  if ('apiKey' in config && config.apiKey !== undefined) {
+    throw new AgentAppsError(
+      'E_MODEL',
+      `model.apiKey is not read from configuration — put the key in the environment (${defaultKeyEnv(provider)}, or name a variable with model.apiKeyEnv)`,
+    );
+  }
+  const common: BaseModelConfig = {};
+  if (config.modelId !== undefined) common.modelId = String(config.modelId);
+  if (typeof config.temperature === 'number') common.temperature = config.temperature;
+  if (typeof config.maxTokens === 'number') common.maxTokens = config.maxTokens;
+  if (typeof config.topP === 'number') common.topP = config.topP;
+  const baseURL = typeof config.baseURL === 'string' && config.baseURL ? config.baseURL : undefined;
+  const maxRetries = typeof config.maxRetries === 'number' ? config.maxRetries : 1;
+  const timeout = typeof config.timeoutMs === 'number' ? config.timeoutMs : undefined;
+  const params = isRecord(config.params) ? config.params : undefined;
+
+  let model: Model<BaseModelConfig>;
+  const info: ModelInfo = { provider: 'bedrock' };
+  switch (provider) {
+    case 'bedrock': {
+      const { BedrockModel } = await import('@strands-agents/sdk');
+      const region = typeof config.region === 'string' ? config.region : env.AWS_REGION || env.AWS_DEFAULT_REGION;
+      model = new BedrockModel({ ...common, ...(region ? { region } : {}), ...(timeout ? { requestTimeout: timeout } : {}) });
+      Object.assign(info, { provider: 'bedrock', region });
+      break;
+    }
+    case 'openai': {
+      const keyEnv = typeof config.apiKeyEnv === 'string' ? config.apiKeyEnv : 'OPENAI_API_KEY';
+      const apiKey = env[keyEnv] || (baseURL ? 'local' : undefined);
+      if (!apiKey) {
+        throw new AgentAppsError('E_MODEL', `model.provider openai needs ${keyEnv} in the environment, or model.baseURL for a local OpenAI-compatible server`);
+      }
+      const { OpenAIModel } = await import('@strands-agents/sdk/models/openai');
+      model = new OpenAIModel({
+        api: 'chat',
+        ...common,
+        apiKey,
+        // One `invoke` per response: the chat adapter keeps only the last of parallel tool calls
+        // (Strands 1.19), and the prompt tells the model to batch work into one code block.
+        params: { parallel_tool_calls: false, ...params },
+        clientConfig: { ...(baseURL ? { baseURL } : {}), maxRetries, ...(timeout ? { timeout } : {}) },
+      });
+      Object.assign(info, { provider: 'openai', baseURL });
+      break;
+    }
+    case 'anthropic': {
+      const keyEnv = typeof config.apiKeyEnv === 'string' ? config.apiKeyEnv : 'ANTHROPIC_API_KEY';
+      const apiKey = env[keyEnv];
+      if (!apiKey) throw new AgentAppsError('E_MODEL', `model.provider anthropic needs ${keyEnv} in the environment`);
+      let mod: typeof import('@strands-agents/sdk/models/anthropic');
+      try {
+        mod = await import('@strands-agents/sdk/models/anthropic');
+      } catch (err) {
+        if (isModuleNotFound(err)) {
+          throw new AgentAppsError('E_MODEL', 'model.provider anthropic needs the @anthropic-ai/sdk package — run: npm install @anthropic-ai/sdk', { cause: err });
+        }
+        throw err;
+      }
+      model = new mod.AnthropicModel({
+        ...common,
+        ...(params ? { params } : {}),
+        apiKey,
+        clientConfig: { ...(baseURL ? { baseURL } : {}), maxRetries, ...(timeout ? { timeout } : {}) },
+      }) as unknown as Model<BaseModelConfig>;
+      Object.assign(info, { provider: 'anthropic', baseURL });
+      break;
+    }
+    case 'replay': {
+      if (typeof config.cassette !== 'string' || !config.cassette) {
+        throw new AgentAppsError('E_MODEL', 'model.provider replay needs model.cassette: the path of a cassette YAML file');
+      }
+      const file = isAbsolute(config.cassette) ? config.cassette : resolve(baseDir, config.cassette);
+      const { ReplayModel } = await import('./replay-model.ts');
+      model = await ReplayModel.fromFile(file, common.modelId ? { modelId: common.modelId } : {});
+      Object.assign(info, { provider: 'replay', cassette: file });
+      break;
+    }
+    default:
+      throw new AgentAppsError('E_MODEL', `unknown model.provider '${String(provider)}' — use bedrock, openai, anthropic or replay`);
+  }
+  if (common.modelId) info.modelId = common.modelId;
+  infos.set(model, info);
+
+  if (typeof config.record === 'string' && config.record) {
+    const file = isAbsolute(config.record) ? config.record : resolve(baseDir, config.record);
+    const { RecordingModel } = await import('./recorder.ts');
+    const recorder = new RecordingModel(model, file);
+    infos.set(recorder, info);
+    return recorder;
+  }
+  return model;
+}
+
+/**
+ * One line saying what failed and what to configure. Keeps AgentAppsErrors (ours, e.g. a
+ * replay cassette running out) as they are; anything else becomes `E_MODEL`.
+ */
+export function explainModelError(err: unknown, model: object): AgentAppsError {
+  const chain: Array<Record<string, any>> = [];
+  for (let e: unknown = err, i = 0; e && typeof e === 'object' && i < 8; e = (e as { cause?: unknown }).cause, i++) {
+    chain.push(e as Record<string, any>);
+  }
+  const ours = chain.find((e) => e instanceof AgentAppsError);
+  if (ours) return ours as AgentAppsError;
+
+  const info = describeModel(model) ?? { provider: 'bedrock' as const };
+  const names = chain.map((e) => String(e.name && e.name !== 'Error' ? e.name : e.constructor?.name ?? ''));
+  const has = (...n: string[]) => names.some((x) => n.includes(x));
+  const status = chain.map((e) => e.status ?? e.$metadata?.httpStatusCode).find((s) => typeof s === 'number') as number | undefined;
+  const codes = chain.map((e) => e.code).filter((c) => typeof c === 'string') as string[];
+  const message = oneLine(chain.map((e) => String(e.message ?? '')).find(Boolean) ?? String(err));
+  const make = (text: string) => new AgentAppsError('E_MODEL', text, { cause: err });
+  const network = has('APIConnectionError', 'APIConnectionTimeoutError', 'TimeoutError') ||
+    codes.some((c) => ['ECONNREFUSED', 'ENOTFOUND', 'ECONNRESET', 'EHOSTUNREACH', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'EAI_AGAIN'].includes(c));
+  const timedOut = has('APIConnectionTimeoutError', 'TimeoutError') || codes.includes('ETIMEDOUT');
+
+  if (has('MaxTokensError')) return make('the model stopped at its output token limit — raise model.maxTokens');
+  if (has('ContextWindowOverflowError')) return make("the conversation no longer fits the model's context window — shorten the prompt or use a model with a larger window");
+
+  switch (info.provider) {
+    case 'openai': {
+      const where = info.baseURL ?? 'https://api.openai.com/v1';
+      if (network) {
+        return info.baseURL
+          ? make(`${timedOut ? 'timed out reaching' : 'cannot reach'} the model at ${where} — check model.baseURL (is the server running?)`)
+          : make(`${timedOut ? 'timed out reaching' : 'cannot reach'} the OpenAI API at ${where} — check the network, or set model.baseURL for a local server`);
+      }
+      if (status === 401 || status === 403) return make(`the model server at ${where} refused the API key (${status}) — set OPENAI_API_KEY (or model.apiKeyEnv)`);
+      if (status === 404) return make(`the model server at ${where} has no model '${info.modelId ?? '(default)'}' or no chat completions endpoint (404) — check model.modelId, and that model.baseURL ends in /v1`);
+      break;
+    }
+    case 'anthropic': {
+      if (network) return make(`cannot reach the Anthropic API${info.baseURL ? ` at ${info.baseURL}` : ''} — check the network${info.baseURL ? ' and model.baseURL' : ''}`);
+      if (status === 401 || status === 403) return make(`the Anthropic API refused the API key (${status}) — set ANTHROPIC_API_KEY (or model.apiKeyEnv)`);
+      if (status === 404) return make(`the Anthropic API has no model '${info.modelId ?? '(default)'}' — check model.modelId`);
+      break;
+    }
+    case 'bedrock': {
+      if (has('CredentialsProviderError', 'UnrecognizedClientException', 'InvalidSignatureException', 'ExpiredTokenException', 'ExpiredToken') || /could not load credentials|security token/i.test(message)) {
+        return make('Bedrock needs AWS credentials and a region: set AWS_REGION and AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or AWS_BEARER_TOKEN_BEDROCK), or use another model.provider');
+      }
+      if (has('AccessDeniedException')) {
+        return make(`Bedrock denied access to model '${info.modelId ?? '(default)'}'${info.region ? ` in ${info.region}` : ''} — enable model access in the Bedrock console, or set model.modelId / model.region`);
+      }
+      if (has('ResourceNotFoundException') || (has('ValidationException') && /model identifier|model id/i.test(message))) {
+        return make(`Bedrock has no model '${info.modelId ?? '(default)'}'${info.region ? ` in ${info.region}` : ''} — check model.modelId and model.region`);
+      }
+      if (network) return make(`cannot reach Bedrock${info.region ? ` in ${info.region}` : ''} — check AWS_REGION (or model.region) and the network`);
+      break;
+    }
+    case 'replay':
+      break;
+  }
+  return make(`the model failed (${info.provider}${info.modelId ? ` ${info.modelId}` : ''}): ${message}`);
+}
+
+function defaultKeyEnv(provider: string): string {
+  if (provider === 'openai') return 'OPENAI_API_KEY';
+  if (provider === 'anthropic') return 'ANTHROPIC_API_KEY';
+  return 'the provider\'s usual variables';
+}
+
+function oneLine(s: string): string {
+  const line = s.split('\n').map((l) => l.trim()).find(Boolean) ?? '';
+  return line.length > 300 ? `${line.slice(0, 297)}…` : line;
+}
+
+function isModuleNotFound(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,88 @@
+// `model.record: PATH` (SPEC §11): wraps any Strands model and writes a cassette of what it
+// produced — per model response, its text and the `code` of its `invoke` tool uses — after
+// every turn, so a run that crashes still leaves a partial cassette.
+
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Model } from '@strands-agents/sdk';
+import type { BaseModelConfig, CountTokensOptions, Message, ModelStreamEvent, StreamOptions } from '@strands-agents/sdk';
+import { stringifyCassette } from './cassette.ts';
+import type { CassetteTurn } from './cassette.ts';
+
+export class RecordingModel extends Model<BaseModelConfig> {
+  readonly inner: Model<BaseModelConfig>;
+  readonly file: string;
+  readonly turns: CassetteTurn[] = [];
+
+  constructor(inner: Model<BaseModelConfig>, file: string) {
+    super();
+    this.inner = inner;
+    this.file = file;
+  }
+
+  updateConfig(modelConfig: BaseModelConfig): void {
+    this.inner.updateConfig(modelConfig);
+  }
+
+  getConfig(): BaseModelConfig {
+    return this.inner.getConfig();
+  }
+
+  override get stateful(): boolean {
+    return this.inner.stateful;
+  }
+
+  override countTokens(messages: Message[], options?: CountTokensOptions): Promise<number> {
+    return this.inner.countTokens(messages, options);
+  }
+
+  async *stream(messages: Message[], options?: StreamOptions): AsyncGenerator<ModelStreamEvent> {
+    let text = '';
+    const codes: string[] = [];
+    let tool: { name: string; input: string } | undefined;
+    let finished = false;
+    for await (const event of this.inner.stream(messages, options)) {
+      switch (event.type) {
+        case 'modelContentBlockStartEvent':
+          tool = event.start?.type === 'toolUseStart' ? { name: event.start.name, input: '' } : undefined;
+          break;
+        case 'modelContentBlockDeltaEvent':
+          if (event.delta.type === 'textDelta' && !tool) text += event.delta.text;
+          else if (event.delta.type === 'toolUseInputDelta' && tool) tool.input += event.delta.input;
+          break;
+        case 'modelContentBlockStopEvent':
+          if (tool?.name === 'invoke') codes.push(codeOf(tool.input));
+          tool = undefined;
+          break;
+        case 'modelMessageStopEvent':
+          finished = true;
+          break;
+      }
+      yield event;
+    }
+    if (!finished) return; // an aborted or broken response is not a turn
+    const turn: CassetteTurn = {};
+    if (text) turn.text = text;
+    // The format holds one `invoke` per turn; several tool uses in one response are joined.
+    if (codes.length > 0) turn.invoke = codes.join('\n');
+    this.turns.push(turn);
+    this.#write();
+  }
+
+  #write(): void {
+    mkdirSync(dirname(this.file), { recursive: true });
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(tmp, stringifyCassette({ turns: this.turns }));
+    renameSync(tmp, this.file);
+  }
+}
+
+function codeOf(input: string): string {
+  try {
+    const parsed: unknown = JSON.parse(input || '{}');
+    const code = (parsed as { code?: unknown } | null)?.code;
+    return typeof code === 'string' ? code : input;
+  } catch {
+    return input;
+  }
+}

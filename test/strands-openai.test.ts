@@ -1,0 +1,198 @@
+// The openai provider against a fake OpenAI-compatible chat-completions server on 127.0.0.1:
+// the real HTTP client, the real SSE parsing, the real Strands loop — no network.
+
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { createModel } from '../skills/extensions/agent/strands/models.ts';
+import { runAgentLoop } from '../skills/extensions/agent/strands/loop.ts';
+import type { AgentHookEvent } from '../skills/extensions/agent/strands/loop.ts';
+
+const SYSTEM = 'You are a word counter. Use the invoke tool.';
+const CODE = "const n = await ctx.manager.invoke('wordcount', { text: \"a b\" });\nctx.manager.finish({ count: n });";
+
+type Reply = { status: number; json: unknown } | { sse: unknown[] };
+
+/** A chat-completions server that answers request n with replies[n]; closes itself after 15 s at most. */
+async function fakeServer(replies: Reply[]) {
+  const requests: Array<{ url: string; headers: IncomingMessage['headers']; body: any }> = [];
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let raw = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (raw += c));
+    req.on('end', () => {
+      const body = raw ? JSON.parse(raw) : undefined;
+      requests.push({ url: req.url ?? '', headers: req.headers, body });
+      const reply = replies[requests.length - 1];
+      if (!reply) {
+        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'no more replies' } }));
+      } else if ('sse' in reply) {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        for (const chunk of reply.sse) res.write(`data: ${typeof chunk === 'string' ? chunk : JSON.stringify(chunk)}\n\n`);
+        res.end();
+      } else {
+        res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.json));
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  const guard = setTimeout(() => close(), 15_000);
+  guard.unref();
+  function close(): Promise<void> {
+    clearTimeout(guard);
+    server.closeAllConnections();
+    return new Promise((resolve) => server.close(() => resolve()));
+  }
+  return { baseURL: `http://127.0.0.1:${port}/v1`, requests, close };
+}
+
+const chunk = (delta: unknown, finish: string | null = null) => ({
+  id: 'chatcmpl-1',
+  object: 'chat.completion.chunk',
+  created: 0,
+  model: 'fake-model',
+  choices: [{ index: 0, delta, finish_reason: finish }],
+});
+const usage = (p: number, c: number) => ({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 0, model: 'fake-model', choices: [], usage: { prompt_tokens: p, completion_tokens: c, total_tokens: p + c } });
+
+function toolCallReply(code: string): Reply {
+  const args = JSON.stringify({ code });
+  const cuts = [0, 4, 17, Math.floor(args.length / 2), args.length - 3, args.length];
+  const pieces = cuts.slice(1).map((end, i) => args.slice(cuts[i], end));
+  return {
+    sse: [
+      chunk({ role: 'assistant', content: null }),
+      chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'invoke', arguments: '' } }] }),
+      ...pieces.map((p) => chunk({ tool_calls: [{ index: 0, function: { arguments: p } }] })),
+      chunk({}, 'tool_calls'),
+      usage(120, 30),
+      '[DONE]',
+    ],
+  };
+}
+
+function textReply(...parts: string[]): Reply {
+  return {
+    sse: [chunk({ role: 'assistant', content: '' }), ...parts.map((p) => chunk({ content: p })), chunk({}, 'stop'), usage(160, 8), '[DONE]'],
+  };
+}
+
+describe('openai provider (fake OpenAI-compatible server)', () => {
+  test('a streamed tool call is reassembled for onCode, its result is sent back, and the final text returned', { timeout: 15_000 }, async () => {
+    const srv = await fakeServer([toolCallReply(CODE), textReply('The count ', 'is 2.')]);
+    try {
+      const model = await createModel({ provider: 'openai', baseURL: srv.baseURL, modelId: 'fake-model', temperature: 0 }, { env: {} });
+      const codes: string[] = [];
+      const events: AgentHookEvent[] = [];
+      const out = await runAgentLoop({
+        model,
+        systemPrompt: SYSTEM,
+        userMessage: 'Count the words in "a b".',
+        onCode: async (code) => (codes.push(code), { count: 2 }),
+        onHook: async (e) => (events.push(e), undefined),
+      });
+      assert.deepEqual(codes, [CODE]);
+      assert.equal(out.text, 'The count is 2.');
+      assert.equal(out.turns, 2);
+      assert.deepEqual(out.usage, { inputTokens: 280, outputTokens: 38, totalTokens: 318 });
+
+      assert.equal(srv.requests.length, 2);
+      const [first, second] = srv.requests;
+      assert.equal(first!.url, '/v1/chat/completions');
+      assert.equal(first!.headers.authorization, 'Bearer local');
+      assert.equal(first!.body.model, 'fake-model');
+      assert.equal(first!.body.stream, true);
+      assert.equal(first!.body.parallel_tool_calls, false);
+      assert.equal(first!.body.temperature, 0);
+      const system = first!.body.messages[0];
+      assert.equal(system.role, 'system');
+      assert.match(JSON.stringify(system.content), /You are a word counter/);
+      assert.equal(first!.body.tools.length, 1, 'exactly one tool');
+      assert.equal(first!.body.tools[0].function.name, 'invoke');
+      assert.deepEqual(first!.body.tools[0].function.parameters.required, ['code']);
+      assert.equal(first!.body.tools[0].function.parameters.properties.code.type, 'string');
+
+      const toolMsg = second!.body.messages.find((m: any) => m.role === 'tool');
+      assert.equal(toolMsg.tool_call_id, 'call_1');
+      assert.match(JSON.stringify(toolMsg.content), /\{\\"count\\":2\}/);
+      const assistant = second!.body.messages.find((m: any) => m.role === 'assistant');
+      assert.equal(JSON.parse(assistant.tool_calls[0].function.arguments).code, CODE);
+
+      assert.deepEqual(events.filter((e) => e.type === 'usage').map((e) => e.totalTokens), [150, 168]);
+      assert.deepEqual(events.at(-1), { type: 'turn-end', result: 'The count is 2.', turnNumber: 2 });
+    } finally {
+      await srv.close();
+    }
+  });
+
+  test('model.record on a live run writes the cassette of what the model produced', { timeout: 15_000 }, async () => {
+    const srv = await fakeServer([toolCallReply(CODE), textReply('Done.')]);
+    const dir = await mkdtemp(join(tmpdir(), 'strands-rec-'));
+    try {
+      const model = await createModel({ provider: 'openai', baseURL: srv.baseURL, modelId: 'fake-model', record: 'live.yaml' }, { env: {}, baseDir: dir });
+      await runAgentLoop({ model, systemPrompt: SYSTEM, userMessage: 'go', onCode: async () => 2 });
+      assert.deepEqual(parse(await readFile(join(dir, 'live.yaml'), 'utf8')), { turns: [{ invoke: CODE }, { text: 'Done.' }] });
+      // … and replaying it runs the same code.
+      const replayed = await createModel({ provider: 'replay', cassette: 'live.yaml' }, { baseDir: dir });
+      const codes: string[] = [];
+      const out = await runAgentLoop({ model: replayed, systemPrompt: SYSTEM, userMessage: 'go', onCode: async (c) => (codes.push(c), 2) });
+      assert.deepEqual([codes, out.text], [[CODE], 'Done.']);
+    } finally {
+      await srv.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a refused connection is E_MODEL with one line naming model.baseURL, within a few seconds', { timeout: 15_000 }, async () => {
+    const srv = await fakeServer([]);
+    await srv.close(); // a port that was just free: nothing listens there now
+    const model = await createModel({ provider: 'openai', baseURL: srv.baseURL, modelId: 'm' }, { env: {} });
+    const events: AgentHookEvent[] = [];
+    const t0 = performance.now();
+    await assert.rejects(
+      runAgentLoop({ model, systemPrompt: 's', userMessage: 'u', onCode: async () => 1, onHook: async (e) => (events.push(e), undefined) }),
+      (err: any) => {
+        assert.equal(err.code, 'E_MODEL');
+        assert.equal(err.message, `cannot reach the model at ${srv.baseURL} — check model.baseURL (is the server running?)`);
+        return true;
+      },
+    );
+    const ms = performance.now() - t0;
+    assert.ok(ms < 5_000, `took ${ms} ms`);
+    const error = events.find((e) => e.type === 'error');
+    assert.equal(error?.attempt, 1);
+    assert.match(String(error?.error), /cannot reach the model/);
+  });
+
+  test('a 401 from the server is E_MODEL saying which key to set', { timeout: 15_000 }, async () => {
+    const srv = await fakeServer([{ status: 401, json: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } } }]);
+    try {
+      const model = await createModel({ provider: 'openai', baseURL: srv.baseURL, modelId: 'm' }, { env: { OPENAI_API_KEY: 'sk-wrong' } });
+      await assert.rejects(runAgentLoop({ model, systemPrompt: 's', userMessage: 'u', onCode: async () => 1 }), {
+        code: 'E_MODEL',
+        message: `the model server at ${srv.baseURL} refused the API key (401) — set OPENAI_API_KEY (or model.apiKeyEnv)`,
+      });
+      assert.equal(srv.requests[0]!.headers.authorization, 'Bearer sk-wrong');
+    } finally {
+      await srv.close();
+    }
+  });
+
+  test('an unknown model (404) is E_MODEL pointing at model.modelId', { timeout: 15_000 }, async () => {
+    const srv = await fakeServer([{ status: 404, json: { error: { message: "model 'nope' not found" } } }]);
+    try {
+      const model = await createModel({ provider: 'openai', baseURL: srv.baseURL, modelId: 'nope' }, { env: {} });
+      await assert.rejects(runAgentLoop({ model, systemPrompt: 's', userMessage: 'u', onCode: async () => 1 }), (err: any) =>
+        err.code === 'E_MODEL' && /no model 'nope'/.test(err.message) && /check model\.modelId/.test(err.message),
+      );
+    } finally {
+      await srv.close();
+    }
+  });
+});
