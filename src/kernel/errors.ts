@@ -48,9 +48,12 @@ export interface SchemaError {
 /** Args or a result that violate a JSON Schema; `.errors` is ajv's list (SPEC §13). */
 export class ValidationError extends AgentAppsError {
   errors: SchemaError[];
-  constructor(what: string, errors: SchemaError[]) {
+  /** `args` (a usage error, exit 2) or `returns` (the skill failed, exit 1). */
+  phase: 'args' | 'returns';
+  constructor(what: string, errors: SchemaError[], phase: 'args' | 'returns' = 'args') {
     super('E_VALIDATION', `${what}: ${formatSchemaErrors(errors)}`);
     this.errors = errors;
+    this.phase = phase;
   }
 }
 

@@ -1,0 +1,40 @@
+#!/usr/bin/env node
+// Thin launcher: checks the Node version, turns on the compile cache, and runs the built CLI
+// (dist/) — or the TypeScript sources when this is a checkout whose src/ is newer than dist/.
+import fs from 'node:fs';
+import module from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const major = Number(process.versions.node.split('.')[0]);
+if (major < 24) {
+  process.stderr.write(
+    `agent-apps needs Node.js 24 or newer; this is ${process.version}.\n` +
+      `Install Node 24 from the npm registry without touching the system Node:\n` +
+      `  npm install --prefix ~/.node24 node@24 && export PATH="$HOME/.node24/node_modules/.bin:$PATH"\n`,
+  );
+  process.exit(2);
+}
+module.enableCompileCache?.();
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dist = path.join(root, 'dist', 'cli', 'bin-entry.js');
+const src = path.join(root, 'src', 'cli', 'bin-entry.ts');
+
+function newest(dir) {
+  let max = 0;
+  for (const ent of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, ent.name);
+    max = Math.max(max, ent.isDirectory() ? newest(p) : fs.statSync(p).mtimeMs);
+  }
+  return max;
+}
+
+let entry = src;
+if (fs.existsSync(dist)) {
+  const stamp = path.join(root, 'dist', '.build-stamp');
+  const built = fs.existsSync(stamp) ? fs.statSync(stamp).mtimeMs : 0;
+  if (!fs.existsSync(path.join(root, 'src')) || newest(path.join(root, 'src')) <= built) entry = dist;
+}
+const { run } = await import(pathToFileURL(entry).href);
+await run(process.argv.slice(2));

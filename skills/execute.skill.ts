@@ -1,0 +1,15 @@
+import { ctxTarget, internals, type Context } from 'agent-apps';
+
+export const frontmatter = {
+  name: 'execute',
+  description: "Runs the served tool's own function and finishes the chain with its result; passes through for tools without one.",
+  metadata: { role: 'middleware', visibility: 'hidden', tags: ['meta-internal'], params: { type: 'boolean' }, returns: {} },
+};
+
+export default async function execute(ctx: Context) {
+  const target = ctxTarget(ctx);
+  if (!internals.hasFunction(target)) return target.manager.next();
+  const value = await internals.runFunction(target);
+  target.manager.finish(value);
+  return value;
+}

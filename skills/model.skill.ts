@@ -1,0 +1,47 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ctxTarget, type Context, type JsonObject } from 'agent-apps';
+
+export const frontmatter = {
+  name: 'model',
+  description: "Sets the served tool's model configuration (locals.config.model): provider, modelId, baseURL, cassette, limits, sandbox.",
+  metadata: {
+    role: 'middleware',
+    visibility: 'hidden',
+    tags: ['meta-internal', 'meta-config'],
+    params: {
+      type: 'object',
+      properties: {
+        provider: { type: 'string', enum: ['bedrock', 'openai', 'anthropic', 'replay'] },
+        agent: { type: 'string' },
+        modelId: { type: 'string' },
+        baseURL: { type: 'string' },
+        cassette: { type: 'string' },
+        record: { type: 'string' },
+        maxTurns: { type: 'number' },
+        maxSteps: { type: 'number' },
+        persistent: { type: 'boolean' },
+        contextEdit: { type: 'boolean' },
+        events: { type: 'string' },
+        sandbox: { type: 'object', properties: { timeoutMs: { type: 'number' }, memoryMb: { type: 'number' } } },
+      },
+    },
+    returns: {},
+  },
+};
+
+export default async function model(ctx: Context, value: unknown) {
+  const target = ctxTarget(ctx);
+  if (value && typeof value === 'object' && !Array.isArray(value)) {
+    const config: JsonObject = { ...(target.locals.config.model ?? {}), ...(value as JsonObject) };
+    // Cassette and record paths are relative to the skill's folder (SPEC §11).
+    const uri = target.run.origin.uri;
+    const dir = uri?.startsWith('file://') ? path.dirname(fileURLToPath(uri)) : target.locals.config.cwd;
+    config.baseDir = dir;
+    for (const key of ['cassette', 'record']) {
+      if (typeof config[key] === 'string') config[key] = path.resolve(dir, config[key] as string);
+    }
+    target.locals.config.model = config;
+  }
+  return target.manager.next();
+}

@@ -1,0 +1,18 @@
+import { ctxTarget, parseAllowedTools, type Context } from 'agent-apps';
+
+export const frontmatter = {
+  name: 'validate-allowed-tools',
+  description: "Enforces the served tool's allowed-tools (picomatch globs, with arg constraints such as `schedule-create(ref=my-*)`) on every tool it invokes.",
+  metadata: { role: 'middleware', visibility: 'hidden', tags: ['meta-internal'], params: { type: 'boolean' }, returns: {} },
+};
+
+export default async function validateAllowedTools(ctx: Context, enabled: unknown) {
+  const target = ctxTarget(ctx);
+  const spec = target.run.tool.allowedTools ?? (target.run.middleware['allowed-tools'] as string | undefined);
+  if (enabled !== false && typeof spec === 'string') {
+    parseAllowedTools(spec); // a malformed spec is E_CONFIG before anything runs
+    // Per invocation: locals.internals does not propagate to the tools this one invokes.
+    target.locals.internals = { ...target.locals.internals, allowedTools: spec };
+  }
+  return target.manager.next();
+}

@@ -1,0 +1,18 @@
+import { ValidationError, ctxTarget, internals, type Context } from 'agent-apps';
+
+export const frontmatter = {
+  name: 'validate-returns',
+  description: "Wraps the rest of the chain and checks the served tool's result against its `returns` JSON Schema on the way up.",
+  metadata: { role: 'middleware', visibility: 'hidden', tags: ['meta-internal'], params: { type: 'boolean' }, returns: {} },
+};
+
+export default async function validateReturns(ctx: Context, enabled: unknown) {
+  const target = ctxTarget(ctx);
+  const result = await target.manager.next();
+  const schema = target.run.tool.returns;
+  if (enabled !== false && schema !== undefined && !target.run.signal.aborted) {
+    const errors = await internals.check(schema, result === undefined ? null : result);
+    if (errors.length) throw new ValidationError(`result of '${target.run.tool.name}' does not match its returns schema`, errors, 'returns');
+  }
+  return undefined;
+}

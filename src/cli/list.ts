@@ -1,0 +1,67 @@
+// `agent-apps list` (SPEC §12): the skills on the search paths, broken ones with their error.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { createRuntime } from '../kernel/runtime.ts';
+import { LIBRARY_ROOT } from '../loader/search-paths.ts';
+import { painter } from './output.ts';
+import { runtimeOptions, type GlobalOptions } from './runtime-options.ts';
+import type { CliIO } from './main.ts';
+import type { ToolSummary } from '../kernel/types.ts';
+
+export function registerList(program: Command, io: CliIO): void {
+  program
+    .command('list')
+    .description('list the skills on the search paths: name, kind, description, origin')
+    .option('-a, --all', 'include hidden skills (built-in middleware, shell, file-write …)')
+    .addHelpText(
+      'after',
+      `
+Broken skills (malformed frontmatter, duplicate names, files that fail to import) are listed
+with their error, and make the exit code 2.
+
+Examples:
+  $ agent-apps list
+  $ agent-apps list --all --json | jq '.[].name'`,
+    )
+    .action(async (opts: { all?: boolean }) => {
+      const g = program.opts() as GlobalOptions;
+      const runtime = await createRuntime(runtimeOptions(g));
+      try {
+        const list = await runtime.list({ all: !!opts.all });
+        const cwd = runtime.root.locals.config.cwd;
+        if (g.json) io.stdout.write(JSON.stringify(list) + '\n');
+        else io.stdout.write(await table(list, cwd, g.color !== false, io));
+        if (list.some((s) => s.error)) (program as Command & { exitCodeOverride?: number }).exitCodeOverride = 2;
+      } finally {
+        await runtime.close();
+      }
+    });
+}
+
+export function shortOrigin(origin: string | null, cwd: string): string {
+  if (!origin) return '(builtin)';
+  if (!origin.startsWith('file://')) return origin.length > 50 ? origin.slice(0, 47) + '…' : origin;
+  const file = fileURLToPath(origin);
+  if (file.startsWith(LIBRARY_ROOT + path.sep)) return `(library) ${path.relative(LIBRARY_ROOT, file)}`;
+  const rel = path.relative(cwd, file);
+  return rel.startsWith('..') ? file : rel;
+}
+
+async function table(list: ToolSummary[], cwd: string, color: boolean, io: CliIO): Promise<string> {
+  const paint = await painter(io.stdout, color);
+  if (!list.length) return 'No skills found. Create skills/hello.md, or run `agent-apps list --all` to see the built-ins.\n';
+  const rows = list.map((s) => [s.name, s.kind, s.error ? `ERROR ${s.error}` : (s.description ?? ''), shortOrigin(s.origin, cwd)]);
+  const width = [0, 1].map((i) => Math.max(...rows.map((r) => r[i]!.length), i === 0 ? 4 : 4));
+  const descWidth = Math.max(20, Math.min(60, (io.stdout.columns ?? 120) - width[0]! - width[1]! - 40));
+  const fit = (s: string, n: number) => (s.length > n ? s.slice(0, n - 1) + '…' : s.padEnd(n));
+  let out = paint.bold(`${'NAME'.padEnd(width[0]!)}  ${'KIND'.padEnd(width[1]!)}  ${'DESCRIPTION'.padEnd(descWidth)}  ORIGIN`) + '\n';
+  list.forEach((s, i) => {
+    const r = rows[i]!;
+    const desc = s.error ? paint.red(fit(r[2]!, descWidth)) : fit(r[2]!, descWidth);
+    out += `${paint.cyan(r[0]!.padEnd(width[0]!))}  ${r[1]!.padEnd(width[1]!)}  ${desc}  ${paint.dim(r[3]!)}\n`;
+  });
+  const broken = list.filter((s) => s.error);
+  for (const b of broken) out += `${paint.red('error')}: ${b.name}: ${b.error}\n`;
+  return out;
+}

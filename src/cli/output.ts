@@ -1,0 +1,51 @@
+// What the CLI prints and how it exits (SPEC §12): stdout carries only the result; errors are
+// one line on stderr (stack only with --debug); exit codes 0 / 1 / 2 / 3 / 130 / 143.
+import { AbortError, AgentAppsError, ValidationError } from '../kernel/errors.ts';
+
+export const EXIT = { ok: 0, failed: 1, usage: 2, refused: 3, interrupted: 130, terminated: 143 } as const;
+
+const USAGE_CODES = new Set(['E_TOOL_NOT_FOUND', 'E_CONFIG', 'E_USAGE', 'commander.unknownOption', 'commander.missingArgument', 'commander.unknownCommand', 'commander.invalidArgument', 'commander.optionMissingArgument', 'commander.excessArguments', 'commander.missingMandatoryOptionValue']);
+
+export function exitCodeFor(err: unknown): number {
+  if (err instanceof AbortError || (err as { code?: string })?.code === 'E_ABORTED') return EXIT.refused;
+  if (err instanceof ValidationError) return err.phase === 'args' ? EXIT.usage : EXIT.failed;
+  const code = (err as { code?: string })?.code;
+  if (code && USAGE_CODES.has(code)) return EXIT.usage;
+  return EXIT.failed;
+}
+
+export function formatResult(value: unknown, json: boolean): string | undefined {
+  if (value === undefined) return json ? 'null' : undefined;
+  if (json) return JSON.stringify(value) ?? 'null';
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value, null, 2);
+}
+
+export interface Painter {
+  red(s: string): string;
+  yellow(s: string): string;
+  dim(s: string): string;
+  bold(s: string): string;
+  cyan(s: string): string;
+  green(s: string): string;
+}
+
+const plain: Painter = { red: (s) => s, yellow: (s) => s, dim: (s) => s, bold: (s) => s, cyan: (s) => s, green: (s) => s };
+
+/** chalk, honouring NO_COLOR, --no-color and non-TTY stderr; loaded only when colour is on. */
+export async function painter(stream: NodeJS.WriteStream, enabled: boolean): Promise<Painter> {
+  if (!enabled || process.env.NO_COLOR !== undefined || !stream.isTTY) return plain;
+  const { Chalk } = await import('chalk');
+  const c = new Chalk({ level: 1 });
+  return { red: c.red, yellow: c.yellow, dim: c.dim, bold: c.bold, cyan: c.cyan, green: c.green };
+}
+
+export function formatError(err: unknown, opts: { debug: boolean; paint: Painter }): string {
+  const e = err as { code?: string; message?: string; stack?: string };
+  const code = typeof e?.code === 'string' && !e.code.startsWith('commander.') ? e.code : undefined;
+  const message = String(e?.message ?? err).replace(/\s*\n\s*/g, ' ').trim();
+  let line = `${opts.paint.red('error')}${code ? ` ${opts.paint.dim(`[${code}]`)}` : ''}: ${message}`;
+  if (opts.debug && e?.stack) line += '\n' + opts.paint.dim(e.stack.split('\n').slice(1).join('\n'));
+  if (!(err instanceof AgentAppsError) && !code && !opts.debug && err instanceof Error) line += opts.paint.dim('  (run with --debug for the stack)');
+  return line;
+}

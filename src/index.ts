@@ -1,0 +1,67 @@
+// The public API of agent-apps (SPEC §13). Skills import from the bare specifier `agent-apps`,
+// which the runtime resolves to this module wherever the skill lives.
+import { setEntryUrl } from './kernel/runtime.ts';
+import type { Manager } from './kernel/manager.ts';
+import type { Kernel } from './kernel/orchestrator.ts';
+import type { Context } from './kernel/types.ts';
+import { check } from './kernel/schema.ts';
+
+setEntryUrl(import.meta.url);
+
+export { createRuntime, type Runtime, type RuntimeOptions } from './kernel/runtime.ts';
+export { ctxTarget, defineSkill } from './kernel/target.ts';
+export { serializeContext } from './kernel/serialize.ts';
+export { AgentAppsError, ConfigurationError, ToolNotFoundError, ValidationError, AbortError, formatSchemaErrors } from './kernel/errors.ts';
+export { isPathRef } from './loader/names.ts';
+export { parseAllowedTools, type AllowedTools } from './kernel/allowed-tools.ts';
+export type {
+  Context,
+  ContextManager,
+  ContextSeed,
+  ChainEntryInput,
+  Envelope,
+  Event,
+  EventHandler,
+  Frontmatter,
+  Globals,
+  HistoryFrame,
+  InvokeOptions,
+  JsonObject,
+  JsonValue,
+  LoadedTool,
+  LocalConfig,
+  Locals,
+  LogEvent,
+  LogInput,
+  LogLevel,
+  Nonlocals,
+  Reporter,
+  RunState,
+  ToolDecl,
+  ToolDef,
+  ToolDescription,
+  ToolSummary,
+} from './kernel/types.ts';
+
+/**
+ * What built-in skills need from the kernel beyond the context: running the served tool's own
+ * function (the `execute` middleware) and reaching the runtime (registry, planner, logger).
+ * Stable for skills in this repository; not part of the documented user API.
+ */
+export const internals = {
+  /** Runs `target`'s tool function once; returns its value (undefined if it has none). */
+  runFunction(target: Context): Promise<unknown> {
+    return (target.manager as Manager).runFunction();
+  },
+  hasFunction(target: Context): boolean {
+    return typeof (target.manager as Manager).tool.fn === 'function';
+  },
+  kernel(ctx: Context): Kernel {
+    return ctx.globals.internals.kernel as Kernel;
+  },
+  tool(ctx: Context) {
+    return (ctx.manager as Manager).tool;
+  },
+  /** JSON Schema check with ajv (loaded on first use); returns ajv's error list. */
+  check,
+};

@@ -1,0 +1,129 @@
+// Logging (SPEC §10, seed 001): one ring buffer of 10,000 events on globals.internals, levels
+// trace < debug < info < warn < error, per-run settings (scoped by rootContextId) over global
+// ones, and reporters. Secrets are redacted before any reporter sees an event.
+import type { ConfigureOptions, LogEvent, LogLevel, LogSettings, Reporter, TailOptions } from './types.ts';
+
+export const LEVELS: Record<LogLevel, number> = { trace: 0, debug: 1, info: 2, warn: 3, error: 4 };
+const SECRET = /key|token|secret|password/i;
+
+interface Settings {
+  level: LogLevel;
+  scope: string[] | null;
+  reporters: Set<string>;
+}
+
+export class Logger {
+  readonly capacity: number;
+  private ring: (LogEvent | undefined)[];
+  private head = 0;
+  private size = 0;
+  private global: Settings = { level: 'info', scope: null, reporters: new Set() };
+  private runs = new Map<string, Settings>();
+  private reporters = new Map<string, Reporter>();
+
+  constructor(capacity = 10_000) {
+    this.capacity = capacity;
+    this.ring = new Array(capacity);
+  }
+
+  addReporter(reporter: Reporter, active = true): void {
+    this.reporters.set(reporter.name, reporter);
+    if (active) this.global.reporters.add(reporter.name);
+  }
+
+  reporter(name: string): Reporter | undefined {
+    return this.reporters.get(name);
+  }
+
+  private settings(rootContextId: string | undefined): Settings {
+    return (rootContextId && this.runs.get(rootContextId)) || this.global;
+  }
+
+  emit(event: LogEvent): void {
+    const s = this.settings(event.rootContextId);
+    if (LEVELS[event.level] < LEVELS[s.level]) return;
+    if (s.scope && !s.scope.includes(event.tag)) return;
+    const clean = redact(event) as LogEvent;
+    this.ring[this.head] = clean;
+    this.head = (this.head + 1) % this.capacity;
+    if (this.size < this.capacity) this.size++;
+    for (const name of s.reporters) {
+      const r = this.reporters.get(name);
+      if (!r) continue;
+      try {
+        r.report(clean);
+      } catch {
+        // A reporter failing must never break the run that logged.
+      }
+    }
+  }
+
+  tail(rootContextId: string | undefined, opts: TailOptions = {}): LogEvent[] {
+    const out: LogEvent[] = [];
+    const types = opts.type === undefined ? null : Array.isArray(opts.type) ? opts.type : [opts.type];
+    const minLevel = opts.level ? LEVELS[opts.level] : -1;
+    for (let i = 0; i < this.size; i++) {
+      const e = this.ring[(this.head - this.size + i + this.capacity) % this.capacity]!;
+      if (rootContextId && e.rootContextId !== rootContextId) continue;
+      if (opts.tag && e.tag !== opts.tag) continue;
+      if (types && !types.includes(e.type)) continue;
+      if (LEVELS[e.level] < minLevel) continue;
+      out.push(e);
+    }
+    return opts.last !== undefined ? out.slice(Math.max(0, out.length - opts.last)) : out;
+  }
+
+  configure(rootContextId: string | undefined, opts?: ConfigureOptions): LogSettings {
+    let s: Settings;
+    if (!opts || opts.global || !rootContextId) s = this.global;
+    else {
+      s = this.runs.get(rootContextId) ?? { level: this.global.level, scope: this.global.scope, reporters: new Set(this.global.reporters) };
+      if (opts.level !== undefined || opts.scope !== undefined || opts.reporter !== undefined) this.runs.set(rootContextId, s);
+    }
+    if (opts?.level) {
+      if (!(opts.level in LEVELS)) throw new TypeError(`unknown log level '${opts.level}' — use trace, debug, info, warn or error`);
+      s.level = opts.level;
+    }
+    if (opts?.scope !== undefined) s.scope = opts.scope;
+    if (opts?.reporter !== undefined) {
+      if (typeof opts.reporter === 'string') {
+        if (!this.reporters.has(opts.reporter)) throw new TypeError(`unknown reporter '${opts.reporter}'`);
+        s.reporters.add(opts.reporter);
+      } else {
+        this.reporters.set(opts.reporter.name, opts.reporter);
+        s.reporters.add(opts.reporter.name);
+      }
+    }
+    return { level: s.level, scope: s.scope, reporters: [...s.reporters] };
+  }
+
+  /** Drops a finished run's settings so long-lived runtimes do not grow. */
+  forgetRun(rootContextId: string): void {
+    this.runs.delete(rootContextId);
+  }
+
+  async close(): Promise<void> {
+    for (const r of this.reporters.values()) await r.close?.();
+  }
+}
+
+/** Replaces values under keys matching /key|token|secret|password/i, at any depth. */
+export function redact(value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== 'object' || depth > 8) return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    value.forEach((v, i) => {
+      const r = redact(v, depth + 1);
+      if (r !== v) (out ??= [...value])[i] = r;
+    });
+    return out ?? value;
+  }
+  let out: Record<string, unknown> | undefined;
+  for (const [k, v] of Object.entries(value)) {
+    let r = v;
+    if (SECRET.test(k) && v !== undefined && v !== null && typeof v !== 'boolean' && k !== 'rootContextId') r = '[REDACTED]';
+    else if (v !== null && typeof v === 'object') r = redact(v, depth + 1);
+    if (r !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = r;
+  }
+  return out ?? value;
+}

@@ -1,0 +1,260 @@
+// `invoke`, exactly as seed 000's eight steps: $NAME extraction → findTool → child context and
+// its seed → origin / prompt / tool → history frame → authority and cascade (cached in the
+// Planner) → chain entries → run the chain. The kernel knows only how to invoke, cascade, sort
+// and run a chain; every middleware is a skill.
+import { AbortError, AgentAppsError, toError } from './errors.ts';
+import { ContextImpl, ContextRun } from './context.ts';
+import { Manager } from './manager.ts';
+import { applyDefaults, hasDefaults } from './defaults.ts';
+import { isPlainObject } from './path.ts';
+import { DEFAULT_AFTER, DEFAULT_BEFORE, sortEntries } from './order.ts';
+import { parseAllowedTools } from './allowed-tools.ts';
+import { Planner, type ChainEntry, type Plan } from './plan.ts';
+import type { Logger } from './log.ts';
+import type { Registry } from '../loader/registry.ts';
+import type { Context, ContextSeed, ExtraMiddleware, Globals, InvokeOptions, JsonObject, LoadedTool, LocalConfig, Locals, Nonlocals, ToolDef, ToolDescription, ToolSummary } from './types.ts';
+import { isPathRef } from '../loader/names.ts';
+
+export interface KernelOptions {
+  registry: Registry;
+  logger: Logger;
+  globals: Globals;
+  base: LocalConfig;
+  overrides: JsonObject;
+}
+
+const SEED_SKIP = new Set(['envelope', 'parent', 'target', 'signal', 'args', 'manager', 'globals', 'middleware']);
+const defaultsCache = new WeakMap<LoadedTool, boolean>();
+
+export class Kernel {
+  readonly registry: Registry;
+  readonly logger: Logger;
+  readonly globals: Globals;
+  readonly base: LocalConfig;
+  readonly planner: Planner;
+
+  constructor(opts: KernelOptions) {
+    this.registry = opts.registry;
+    this.logger = opts.logger;
+    this.globals = opts.globals;
+    this.base = opts.base;
+    this.planner = new Planner({ registry: opts.registry, overrides: opts.overrides, workspace: opts.base.workspace, cwd: opts.base.cwd });
+  }
+
+  /** The root context: no tool, no pipeline; every invocation of a runtime descends from it. */
+  createRoot(tool: LoadedTool, nonlocals: Nonlocals = {}, signal?: AbortSignal): ContextImpl {
+    const ctx = new ContextImpl(null, undefined, Object.freeze({}), this.newLocals(null, tool, {}), nonlocals, this.globals);
+    const manager = new Manager(ctx, this, tool, []);
+    manager.seedSignal = signal;
+    ctx.bind(manager, new ContextRun(manager, tool.uri, tool.frontmatter, { ...tool.decl }, false));
+    ctx.nonlocals.rootContextId = ctx.envelope.id;
+    manager.finished = true;
+    return ctx;
+  }
+
+  invoke(caller: Context, ref: string | ToolDef, args?: unknown, options?: InvokeOptions): Promise<unknown> {
+    // Step 1: $NAME extraction — `$context` etc. become invoke options; explicit options win.
+    let effective = args;
+    let opts = options;
+    if (isPlainObject(args)) {
+      let clean: Record<string, unknown> | undefined;
+      for (const key in args) {
+        if (key.charCodeAt(0) !== 36 /* $ */) continue;
+        clean ??= { ...args };
+        delete clean[key];
+        opts = mergeOption(opts, key.slice(1), args[key]);
+      }
+      if (clean) effective = clean;
+    }
+    if (opts?.detached) {
+      const { detached: _, ...rest } = opts;
+      this.run(caller, ref, effective, rest).catch((err) => {
+        (caller.manager as Manager).log({ type: 'error', tag: 'pipeline', level: 'warn', code: err?.code, text: `detached invocation of '${typeof ref === 'string' ? ref : (ref.name ?? 'anonymous')}' failed: ${err?.message ?? err}` });
+      });
+      return Promise.resolve(undefined);
+    }
+    return this.run(caller, ref, effective, opts);
+  }
+
+  private async run(caller: Context, ref: string | ToolDef, args: unknown, options: InvokeOptions | undefined): Promise<unknown> {
+    const callerLocals = caller.locals;
+    const internals = callerLocals.internals;
+    // untrustedRef (seed 004): agent code may name tools, never load code by URI or path.
+    if (internals?.untrustedRef && isPathRef(ref)) {
+      throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may only invoke tools by name; '${typeof ref === 'string' ? ref.slice(0, 80) : 'an inline ToolDef'}' is a path, URI or definition`);
+    }
+    // Step 2: resolve the ref on the caller's current paths.
+    const config = callerLocals.config;
+    const tool = await this.resolve(ref, config.paths, config.cwd);
+    if (internals?.allowedTools !== undefined) this.checkAllowed(caller, tool.name, args, internals.allowedTools as string);
+    const seed = options?.context;
+    return this.start(caller, tool, args, seed, seed?.target, false);
+  }
+
+  /** A chain entry: the tool invoked with `target` set to the served context (seed 000). */
+  invokeEntry(served: ContextImpl, entry: ChainEntry): Promise<unknown> {
+    const hit = this.registry.lookup(entry.name, served.locals.config.paths);
+    if (hit && 'decl' in hit) return this.start(served, hit, entry.args, undefined, served, true);
+    return this.resolve(entry.name, served.locals.config.paths, served.locals.config.cwd).then((tool) => this.start(served, tool, entry.args, undefined, served, true));
+  }
+
+  async resolve(ref: string | ToolDef, paths: readonly string[], cwd: string): Promise<LoadedTool> {
+    return this.registry.find(ref, paths, cwd);
+  }
+
+  private checkAllowed(caller: Context, name: string, args: unknown, spec: string): void {
+    if (!parseAllowedTools(spec).allows(name, args)) {
+      throw new AgentAppsError('E_ALLOWED_TOOLS', `'${caller.run.tool.name}' may not invoke '${name}'${isPlainObject(args) && Object.keys(args).length ? ' with these args' : ''}: allowed-tools is '${spec}'`);
+    }
+  }
+
+  /** Steps 3–8 for a resolved tool. */
+  private start(parent: Context, tool: LoadedTool, rawArgs: unknown, seed: ContextSeed | undefined, target: Context | undefined, isEntry: boolean): Promise<unknown> {
+    // Step 3: the child context. Args are frozen; the tool's own params defaults apply now.
+    let args = rawArgs;
+    let hasDefs = defaultsCache.get(tool);
+    if (hasDefs === undefined) defaultsCache.set(tool, (hasDefs = hasDefaults(tool.decl.params)));
+    if (hasDefs) args = applyDefaults(tool.decl.params, args);
+    if (args === undefined) args = isEntry ? undefined : {};
+    if (!isEntry && isPlainObject(args) && !Object.isFrozen(args)) args = Object.freeze(args === rawArgs ? { ...args } : args);
+    const nonlocals: Nonlocals = { ...parent.nonlocals };
+    const locals = this.newLocals(parent, tool, args);
+    const ctx = new ContextImpl(parent, target, args, locals, nonlocals, this.globals);
+    const paths = locals.config.paths;
+    const cached = this.planner.peek(tool, paths);
+    const manager = new Manager(ctx, this, tool, cached ? cached.entries : []);
+    // Step 4: origin, prompt, tool declaration.
+    ctx.bind(manager, new ContextRun(manager, tool.uri, tool.frontmatter, { ...tool.decl, tags: tool.decl.tags }, seed?.run?.interactive === true));
+    if (tool.prompt !== undefined) locals.prompt = { raw: tool.prompt };
+    if (seed) this.applySeed(ctx, manager, seed);
+    if (cached) return this.execute(ctx, manager, cached);
+    return this.planner.plan(tool, paths).then((plan) => {
+      manager.chain = plan.entries;
+      return this.execute(ctx, manager, plan);
+    });
+  }
+
+  private newLocals(parent: Context | null, tool: LoadedTool, args: unknown): Locals {
+    // Step 5: the history frame — a child starts with its parent's stack plus its own frame.
+    const frame = { tool: tool.name, args, timestamp: Date.now() };
+    const history = parent ? [...parent.locals.history, frame] : [frame];
+    return { history, result: undefined, error: undefined, config: { ...this.base } };
+  }
+
+  private applySeed(ctx: ContextImpl, manager: Manager, seed: ContextSeed): void {
+    if (seed.signal) manager.seedSignal = seed.signal;
+    for (const key of Object.keys(seed)) {
+      if (SEED_SKIP.has(key)) continue;
+      const value = seed[key];
+      if (key === 'locals' && isPlainObject(value)) Object.assign(ctx.locals, value);
+      else if (key === 'nonlocals' && isPlainObject(value)) Object.assign(ctx.nonlocals, value);
+      else if (key === 'run' && isPlainObject(value)) {
+        for (const [k, v] of Object.entries(value)) if (k !== 'interactive' && k !== 'signal') (ctx.run as unknown as Record<string, unknown>)[k] = v;
+      }
+    }
+    // `$context: { middleware }` is shorthand for `{ locals: { middleware } }`.
+    if (seed.middleware !== undefined) ctx.locals.middleware = { ...(ctx.locals.middleware ?? {}), ...seed.middleware };
+  }
+
+  private async execute(ctx: ContextImpl, manager: Manager, plan: Plan): Promise<unknown> {
+    ctx.run.middleware = plan.cascade.metadata;
+    const extra = ctx.locals.middleware;
+    const inherited = ctx.envelope.hasOtherTarget ? undefined : ctx.nonlocals.middleware;
+    try {
+      if (extra || inherited) manager.setChain(mergeExtra(plan.entries, inherited, extra));
+      if (plan.hooks && plan.hooks.invoke.length && ctx.nonlocals.debug !== false) await this.hooks.runInvoke(ctx, plan);
+      else await manager.next();
+      if (manager.isAborted()) throw new AbortError(manager.effectiveAbortReason());
+      return ctx.locals.result;
+    } catch (err) {
+      const error = toError(err);
+      if (ctx.locals.error === undefined) ctx.locals.error = error;
+      throw error;
+    } finally {
+      manager.dispose();
+    }
+  }
+
+  /** `list` (SPEC §12): every tool on the paths. */
+  list(paths: readonly string[], opts?: { all?: boolean }): Promise<ToolSummary[]> {
+    return this.registry.list(paths, opts);
+  }
+
+  /** `describe`: declaration, origin, resolved cascade and the ordered chain with provenance. */
+  async describe(ref: string, paths: readonly string[] = this.base.paths, cwd = this.base.cwd): Promise<ToolDescription> {
+    const tool = await this.registry.find(ref, paths, cwd);
+    const plan = await this.planner.plan(tool, paths);
+    const description: ToolDescription & { hooks?: unknown; kind?: string } = {
+      tool: { ...tool.decl },
+      origin: { uri: tool.uri },
+      metadata: plan.cascade.metadata,
+      chain: plan.entries.map((e) => ({ name: e.name, args: e.args, ...(e.from ? { from: e.from } : {}) })),
+    };
+    if (plan.hooks) description.hooks = plan.hooks;
+    return description;
+  }
+
+  /** Hook runner, installed by the hooks module (SPEC §9); absent hooks cost nothing. */
+  hooks: { runInvoke(ctx: ContextImpl, plan: Plan): Promise<unknown> } = {
+    runInvoke: (ctx) => (ctx.manager as Manager).next(),
+  };
+}
+
+function mergeOption(opts: InvokeOptions | undefined, name: string, value: unknown): InvokeOptions {
+  const out: Record<string, unknown> = { ...(opts ?? {}) };
+  const existing = out[name];
+  if (name === 'context' && isPlainObject(value)) {
+    // `$context` fills in what the explicit option left out, without overwriting it.
+    out.context = isPlainObject(existing) ? fillIn(existing, value) : value;
+  } else if (existing === undefined) out[name] = value;
+  else if (isPlainObject(existing) && isPlainObject(value)) out[name] = fillIn(existing, value);
+  return out as InvokeOptions;
+}
+
+function fillIn(primary: Record<string, unknown>, secondary: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...primary };
+  for (const [k, v] of Object.entries(secondary)) {
+    if (out[k] === undefined) out[k] = v;
+    else if (isPlainObject(out[k]) && isPlainObject(v)) out[k] = fillIn(out[k] as Record<string, unknown>, v);
+  }
+  return out;
+}
+
+/**
+ * Extra middleware (SPEC §6.5): `name → args` or `name → { args, before, after, remove, fn }`.
+ * Same name as a cascade entry overrides it (keeping its ordering as fallback); `remove: true`
+ * suppresses it; a new name is appended with the default ordering.
+ */
+export function mergeExtra(entries: readonly ChainEntry[], ...sources: (ExtraMiddleware | undefined)[]): ChainEntry[] {
+  const chain: ChainEntry[] = [...entries];
+  for (const source of sources) {
+    if (!source) continue;
+    for (const [name, raw] of Object.entries(source)) {
+      const spec = normalizeSpec(raw);
+      const i = chain.findIndex((e) => e.name === name);
+      if (spec.remove) {
+        if (i !== -1) chain.splice(i, 1);
+        continue;
+      }
+      if (i !== -1) {
+        const old = chain[i]!;
+        chain[i] = { name, args: spec.args, fn: spec.fn ?? old.fn, before: spec.before ?? old.before, after: spec.after ?? old.after, from: 'middleware' };
+      } else {
+        chain.push({ name, args: spec.args, fn: spec.fn, before: spec.before ?? DEFAULT_BEFORE, after: spec.after ?? DEFAULT_AFTER, from: 'middleware' });
+      }
+    }
+  }
+  return sortEntries(chain);
+}
+
+const SPEC_KEYS = new Set(['args', 'before', 'after', 'remove', 'fn']);
+
+function normalizeSpec(raw: unknown): { args: unknown; before?: string[]; after?: string[]; remove?: boolean; fn?: ChainEntry['fn'] } {
+  if (typeof raw === 'function') return { args: undefined, fn: raw as ChainEntry['fn'] };
+  if (isPlainObject(raw) && Object.keys(raw).length > 0 && Object.keys(raw).every((k) => SPEC_KEYS.has(k))) {
+    const list = (v: unknown) => (v === undefined ? undefined : Array.isArray(v) ? (v as string[]) : [String(v)]);
+    return { args: raw.args, before: list(raw.before), after: list(raw.after), remove: raw.remove === true, fn: raw.fn as ChainEntry['fn'] };
+  }
+  return { args: raw };
+}
+

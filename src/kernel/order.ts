@@ -1,0 +1,86 @@
+// Ordering of chain entries (SPEC §6.4): a stable topological sort over before/after
+// constraints, with the phase sentinels $configure < $post-configure < $pre-execute as virtual
+// anchors that never appear in the output. Insertion order breaks ties.
+import { ConfigurationError } from './errors.ts';
+
+export const SENTINELS = ['$configure', '$post-configure', '$pre-execute'] as const;
+export const DEFAULT_BEFORE: readonly string[] = Object.freeze(['$post-configure']);
+export const DEFAULT_AFTER: readonly string[] = Object.freeze(['$configure']);
+
+export interface Orderable {
+  name: string;
+  before?: readonly string[];
+  after?: readonly string[];
+}
+
+export function sortEntries<T extends Orderable>(entries: readonly T[]): T[] {
+  if (entries.length === 0) return [];
+  // Nodes: the three sentinels, then one node per entry (names may repeat, e.g. two `:arg`
+  // directives); a constraint naming a name applies to every entry of that name.
+  const S = SENTINELS.length;
+  const n = S + entries.length;
+  const byName = new Map<string, number[]>();
+  SENTINELS.forEach((s, i) => byName.set(s, [i]));
+  entries.forEach((e, i) => {
+    const list = byName.get(e.name);
+    if (list) list.push(S + i);
+    else byName.set(e.name, [S + i]);
+  });
+  const out: number[][] = Array.from({ length: n }, () => []);
+  const indeg = new Array<number>(n).fill(0);
+  const edge = (a: number, b: number) => {
+    out[a]!.push(b);
+    indeg[b]!++;
+  };
+  for (let i = 1; i < S; i++) edge(i - 1, i);
+  entries.forEach((e, i) => {
+    const self = S + i;
+    // A constraint naming an entry that is not in the chain is ignored.
+    for (const b of e.before ?? []) for (const other of byName.get(b) ?? []) if (other !== self) edge(self, other);
+    for (const a of e.after ?? []) for (const other of byName.get(a) ?? []) if (other !== self) edge(other, self);
+  });
+  // Kahn's algorithm taking the smallest insertion index first keeps the sort stable.
+  const ready: number[] = [];
+  for (let i = 0; i < n; i++) if (indeg[i] === 0) ready.push(i);
+  const result: T[] = [];
+  let emitted = 0;
+  while (ready.length) {
+    let best = 0;
+    for (let i = 1; i < ready.length; i++) if (ready[i]! < ready[best]!) best = i;
+    const node = ready[best]!;
+    ready[best] = ready[ready.length - 1]!;
+    ready.pop();
+    emitted++;
+    if (node >= S) result.push(entries[node - S]!);
+    for (const m of out[node]!) if (--indeg[m]! === 0) ready.push(m);
+  }
+  if (emitted < n) {
+    const label = (i: number) => (i < S ? SENTINELS[i]! : entries[i - S]!.name);
+    const cycle = findCycle(n, out, indeg).map(label);
+    throw new ConfigurationError(`middleware order has a cycle: ${cycle.join(' → ')}`);
+  }
+  return result;
+}
+
+function findCycle(n: number, out: number[][], indeg: number[]): number[] {
+  // Every node left unsorted has an unsorted predecessor, so walking backwards must repeat.
+  const remaining = new Set<number>();
+  for (let i = 0; i < n; i++) if (indeg[i]! > 0) remaining.add(i);
+  const preds = (node: number) => {
+    for (const r of remaining) if (out[r]!.includes(node)) return r;
+    return undefined;
+  };
+  let cur = remaining.values().next().value as number;
+  const seen = new Map<number, number>();
+  const path: number[] = [];
+  while (!seen.has(cur)) {
+    seen.set(cur, path.length);
+    path.push(cur);
+    const prev = preds(cur);
+    if (prev === undefined) break;
+    cur = prev;
+  }
+  const cyc = path.slice(seen.get(cur) ?? 0).reverse();
+  cyc.push(cyc[0]!);
+  return cyc;
+}

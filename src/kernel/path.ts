@@ -1,0 +1,40 @@
+// Dotted-path access for `ctx.manager.get/set` (seed 001). Dotted look-ups only: no expressions.
+
+export function getPath(root: unknown, path: string): unknown {
+  if (path === '' ) return root;
+  let cur: any = root;
+  for (const part of path.split('.')) {
+    if (cur === null || cur === undefined) return undefined;
+    cur = cur[part];
+  }
+  return cur;
+}
+
+export function setPath(root: object, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let cur: any = root;
+  for (let i = 0; i < parts.length - 1; i++) {
+    const part = parts[i]!;
+    if (part === '__proto__' || part === 'constructor' || part === 'prototype') throw new TypeError(`refusing to set '${path}'`);
+    if (cur[part] === null || typeof cur[part] !== 'object') cur[part] = {};
+    cur = cur[part];
+  }
+  const last = parts[parts.length - 1]!;
+  if (last === '__proto__' || last === 'constructor' || last === 'prototype') throw new TypeError(`refusing to set '${path}'`);
+  cur[last] = value;
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** Freezes plain objects and arrays all the way down; used on cached cascade values shared by every invocation. */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  }
+  return value;
+}

@@ -1,0 +1,197 @@
+// Step 6–8 of seed 000, cached per tool: authority chain → cascade → toolKeys → auto-static
+// demotion (Tarjan SCC) → ordered chain entries. Nothing here depends on the invocation, so the
+// result is shared by every call of the tool until the registry is invalidated.
+import { resolveCascade, type CascadeLevel, type CascadeResult } from './cascade.ts';
+import { deepFreeze } from './path.ts';
+import { DEFAULT_AFTER, DEFAULT_BEFORE, sortEntries } from './order.ts';
+import { stronglyConnected } from './scc.ts';
+import type { Context, JsonObject, LoadedTool } from './types.ts';
+import type { Registry } from '../loader/registry.ts';
+import type { IndexEntry } from '../loader/scan.ts';
+
+export interface ChainEntry {
+  name: string;
+  args: unknown;
+  before?: readonly string[];
+  after?: readonly string[];
+  /** Called directly instead of invoking a tool (injected continuations, programmatic entries). */
+  fn?: (ctx: Context, args: unknown) => unknown;
+  /** `$dynamic`: resolved when the chain reaches it, skipped silently if still absent. */
+  dynamic?: boolean;
+  /** Where the key came from in the cascade (for `describe`). */
+  from?: string;
+}
+
+export interface HookPlan {
+  next: { name: string; args: unknown }[];
+  invoke: { name: string; args: unknown }[];
+}
+
+export interface Plan {
+  cascade: CascadeResult;
+  entries: readonly ChainEntry[];
+  /** null when no hook is declared: then there is no wrapper at all. */
+  hooks: HookPlan | null;
+}
+
+interface Partial {
+  cascade: CascadeResult;
+  /** toolKeys before SCC demotion, and which of them bind as hooks. */
+  candidates: string[];
+  hookKeys: Map<string, ('$next' | '$invoke')[]>;
+}
+
+export interface PlanEnv {
+  registry: Registry;
+  overrides: JsonObject;
+  workspace: string;
+  cwd: string;
+}
+
+export class Planner {
+  private env: PlanEnv;
+  private partials = new WeakMap<LoadedTool, Map<readonly string[], Partial>>();
+  private plans = new WeakMap<LoadedTool, Map<readonly string[], Plan>>();
+  private components = new WeakMap<readonly string[], Map<string, number>>();
+  private generation = -1;
+  private sccRuns = 0;
+
+  constructor(env: PlanEnv) {
+    this.env = env;
+  }
+
+  private sync(): void {
+    if (this.generation !== this.env.registry.generation) {
+      this.generation = this.env.registry.generation;
+      this.partials = new WeakMap();
+      this.plans = new WeakMap();
+      this.components = new WeakMap();
+    }
+  }
+
+  /** The cached plan, or undefined if it must be computed (lets the hot path stay synchronous). */
+  peek(tool: LoadedTool, paths: readonly string[]): Plan | undefined {
+    if (this.generation !== this.env.registry.generation) return undefined;
+    return this.plans.get(tool)?.get(paths);
+  }
+
+  async plan(tool: LoadedTool, paths: readonly string[]): Promise<Plan> {
+    this.sync();
+    const hit = this.plans.get(tool)?.get(paths);
+    if (hit) return hit;
+    const own = await this.partial(tool, paths);
+    const component = await this.componentsFor(tool, paths);
+    const mine = component.get(tool.name);
+    const { cascade } = own;
+    const entries: ChainEntry[] = [];
+    for (const key of own.candidates) {
+      // Auto-static: a toolKey whose tool shares the current tool's SCC is demoted to data.
+      if (!cascade.dynamic.has(key) && mine !== undefined && component.get(key) === mine) continue;
+      const order = cascade.order[key];
+      entries.push({
+        name: key,
+        args: deepFreeze(cascade.metadata[key]),
+        before: order ? (order.before ?? []) : DEFAULT_BEFORE,
+        after: order ? (order.after ?? []) : DEFAULT_AFTER,
+        dynamic: cascade.dynamic.has(key) && !this.env.registry.has(key, paths),
+        from: cascade.from[key],
+      });
+    }
+    let hooks: HookPlan | null = null;
+    for (const [key, triggers] of own.hookKeys) {
+      if (mine !== undefined && component.get(key) === mine) continue;
+      hooks ??= { next: [], invoke: [] };
+      const args = deepFreeze(cascade.metadata[key]);
+      if (triggers.includes('$next')) hooks.next.push({ name: key, args });
+      if (triggers.includes('$invoke')) hooks.invoke.push({ name: key, args });
+    }
+    const plan: Plan = { cascade, entries: Object.freeze(sortEntries(entries)), hooks };
+    deepFreeze(cascade.metadata);
+    let byPaths = this.plans.get(tool);
+    if (!byPaths) this.plans.set(tool, (byPaths = new Map()));
+    byPaths.set(paths, plan);
+    return plan;
+  }
+
+  /** Cascade levels for a tool, lowest precedence first (SPEC §6.1). */
+  async levels(tool: LoadedTool): Promise<CascadeLevel[]> {
+    const { registry, overrides } = this.env;
+    const levels: CascadeLevel[] = [];
+    if (tool.metadata.$inherit !== false) {
+      const lib = registry.libraryMain();
+      if (lib && lib.file !== tool.file) levels.push(await this.level(lib, 'library'));
+      for (const auth of registry.authorities(tool)) levels.push(await this.level(auth, 'authority'));
+    }
+    levels.push({ tool, metadata: tool.metadata, kind: 'self', label: tool.uri ?? `${tool.kind}:${tool.name}` });
+    if (Object.keys(overrides).length) levels.push({ tool: null, metadata: overrides, kind: 'cli', label: 'cli (--set)' });
+    return levels;
+  }
+
+  private async level(entry: IndexEntry, kind: 'library' | 'authority'): Promise<CascadeLevel> {
+    const main = await this.env.registry.load(entry);
+    return { tool: main, metadata: main.metadata, kind, label: main.uri ?? main.name };
+  }
+
+  private async partial(tool: LoadedTool, paths: readonly string[]): Promise<Partial> {
+    let byPaths = this.partials.get(tool);
+    const hit = byPaths?.get(paths);
+    if (hit) return hit;
+    const cascade = resolveCascade(await this.levels(tool), { workspace: this.env.workspace, cwd: this.env.cwd });
+    const { registry } = this.env;
+    const candidates: string[] = [];
+    const hookKeys = new Map<string, ('$next' | '$invoke')[]>();
+    for (const key of Object.keys(cascade.metadata)) {
+      if (key === tool.name || cascade.static.has(key)) continue;
+      const exists = registry.has(key, paths);
+      if (!exists && !cascade.dynamic.has(key)) continue;
+      // A tool that declares `$hook: { $self: … }` binds as a hook, not as a chain entry (seed 003).
+      let triggers: ('$next' | '$invoke')[] | undefined;
+      const declared = cascade.hook[key];
+      if (declared !== undefined) triggers = (Array.isArray(declared) ? declared : [declared]) as ('$next' | '$invoke')[];
+      else if (exists) {
+        const target = await registry.find(key, paths, this.env.cwd).catch(() => undefined);
+        const self = target?.metadata.$hook as Record<string, unknown> | undefined;
+        if (self && typeof self === 'object' && self.$self !== undefined) {
+          const v = self.$self;
+          triggers = (Array.isArray(v) ? v : [v]).filter((t) => t === '$next' || t === '$invoke') as ('$next' | '$invoke')[];
+        }
+      }
+      if (triggers && triggers.length) hookKeys.set(key, triggers);
+      else candidates.push(key);
+    }
+    const partial: Partial = { cascade, candidates, hookKeys };
+    if (!byPaths) this.partials.set(tool, (byPaths = new Map()));
+    byPaths.set(paths, partial);
+    return partial;
+  }
+
+  /** SCC ids for every tool reachable from `start` through toolKeys. */
+  private async componentsFor(start: LoadedTool, paths: readonly string[]): Promise<Map<string, number>> {
+    let known = this.components.get(paths);
+    if (!known) this.components.set(paths, (known = new Map()));
+    if (known.has(start.name)) return known;
+    const edges = new Map<string, string[]>();
+    const queue: LoadedTool[] = [start];
+    edges.set(start.name, []);
+    while (queue.length) {
+      const tool = queue.shift()!;
+      const p = await this.partial(tool, paths);
+      const out = [...p.candidates, ...p.hookKeys.keys()].filter((k) => this.env.registry.has(k, paths));
+      edges.set(tool.name, out);
+      for (const name of out) {
+        if (edges.has(name)) continue;
+        edges.set(name, []);
+        try {
+          queue.push(await this.env.registry.find(name, paths, this.env.cwd));
+        } catch {
+          // A broken tool has no outgoing edges; invoking it reports its own error.
+        }
+      }
+    }
+    const comp = stronglyConnected(edges.keys(), (n) => edges.get(n) ?? []);
+    const base = ++this.sccRuns * 1_000_000;
+    // Only fill names not yet known: an earlier run already gave them consistent ids.
+    for (const [name, id] of comp) if (!known.has(name)) known.set(name, base + id);
+    return known;
+  }
+}

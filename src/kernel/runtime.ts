@@ -1,0 +1,95 @@
+// createRuntime (SPEC §13): search paths, registry, logger, kernel and the root context.
+import path from 'node:path';
+import { Kernel } from './orchestrator.ts';
+import { Logger } from './log.ts';
+import { Registry } from '../loader/registry.ts';
+import { LIBRARY_ROOT, PACKAGE_ROOT, defaultPaths, findWorkspace } from '../loader/search-paths.ts';
+import { installModuleHooks } from '../loader/module-hooks.ts';
+import { declare } from '../loader/frontmatter.ts';
+import type { Manager } from './manager.ts';
+import type { Context, Globals, InvokeOptions, JsonObject, LoadedTool, Reporter, ToolDef, ToolDescription, ToolSummary } from './types.ts';
+
+export interface RuntimeOptions {
+  cwd?: string;
+  paths?: string[];
+  overrides?: JsonObject;
+  interactive?: boolean;
+  reporters?: Reporter[];
+  /** Aborting it aborts the root context and everything below it. */
+  signal?: AbortSignal;
+}
+
+export interface Runtime {
+  root: Context;
+  invoke(ref: string | ToolDef, args?: JsonObject | unknown, options?: InvokeOptions): Promise<unknown>;
+  register(tool: ToolDef): void;
+  list(opts?: { all?: boolean }): Promise<ToolSummary[]>;
+  describe(ref: string): Promise<ToolDescription>;
+  close(): Promise<void>;
+}
+
+/** Set by the entry module (src/index.ts or dist/index.js) so skills' `agent-apps` imports resolve to it. */
+let entryUrl = new URL('../index.ts', import.meta.url).href;
+export function setEntryUrl(url: string): void {
+  entryUrl = url;
+}
+
+const shutdownHandlers = new WeakMap<Kernel, (() => Promise<void>)[]>();
+/** Cleanup registered by subsystems (event bus, sandboxes) for `runtime.close()`. */
+export function onClose(kernel: Kernel, fn: () => Promise<void>): void {
+  const list = shutdownHandlers.get(kernel) ?? [];
+  list.push(fn);
+  shutdownHandlers.set(kernel, list);
+}
+
+export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime> {
+  installModuleHooks(entryUrl);
+  const cwd = path.resolve(opts.cwd ?? process.cwd());
+  const workspace = findWorkspace(cwd);
+  const paths = Object.freeze(defaultPaths({ cwd, workspace, paths: opts.paths })) as string[];
+  const logger = new Logger();
+  for (const r of opts.reporters ?? []) logger.addReporter(r);
+  const globals: Globals = { config: {}, tools: new Map<string, LoadedTool>(), cache: new Map(), internals: { log: logger } };
+  const registry = new Registry(LIBRARY_ROOT, globals.tools);
+  const kernel = new Kernel({
+    registry,
+    logger,
+    globals,
+    base: { cwd, library: LIBRARY_ROOT, runtime: PACKAGE_ROOT, workspace, paths },
+    overrides: opts.overrides ?? {},
+  });
+  globals.internals.kernel = kernel;
+  const { decl, metadata, frontmatter } = declare({ name: 'root', description: 'The runtime root context.' }, 'root');
+  const rootTool: LoadedTool = { name: 'root', kind: 'builtin', uri: null, frontmatter, decl, metadata, version: 0 };
+  const root = kernel.createRoot(rootTool, {}, opts.signal);
+  const interactive = opts.interactive === true;
+  let closed = false;
+
+  return {
+    root,
+    invoke(ref, args, options) {
+      const o = interactive && !options?.context?.run ? { ...options, context: { ...options?.context, run: { interactive: true } } } : options;
+      return root.manager.invoke(ref, args as JsonObject, o);
+    },
+    register(tool) {
+      registry.register(tool);
+    },
+    list(o) {
+      return kernel.list(paths, o);
+    },
+    describe(ref) {
+      return kernel.describe(ref, paths, cwd);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const fn of shutdownHandlers.get(kernel) ?? []) {
+        try {
+          await fn();
+        } catch {}
+      }
+      (root.manager as Manager).abort('runtime closed');
+      await logger.close();
+    },
+  };
+}

@@ -1,0 +1,284 @@
+// The tool registry: search roots indexed once, tools loaded on first use and cached by file
+// and modification time (SPEC §4). `invalidate()` (what `ctx.manager.refresh()` calls) rescans
+// the roots and re-stats files, so edits are picked up without restarting.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigurationError, ToolNotFoundError } from '../kernel/errors.ts';
+import type { LoadedTool, ToolDef, ToolSummary } from '../kernel/types.ts';
+import { importCodeSkill, importInline } from './code.ts';
+import { declare, parseMarkdown } from './frontmatter.ts';
+import { NAME_RE, codeSkillStem, suggest } from './names.ts';
+import { scanRoot, type IndexEntry, type RootIndex } from './scan.ts';
+
+interface FileRecord {
+  mtimeMs: number;
+  checkedAt: number;
+  tool?: LoadedTool;
+  error?: unknown;
+}
+
+let versions = 0;
+
+export class Registry {
+  readonly library: string;
+  /** Programmatic tools (`runtime.register`, callback refs): `globals.tools`. */
+  readonly programmatic: Map<string, LoadedTool>;
+  generation = 0;
+  private roots = new Map<string, RootIndex>();
+  private files = new Map<string, FileRecord>();
+  private byPaths = new WeakMap<readonly string[], Map<string, IndexEntry | null>>();
+  private inline = new WeakMap<ToolDef, LoadedTool>();
+  private inlineUris = new Map<string, LoadedTool>();
+  private loading = new Map<string, Promise<LoadedTool>>();
+
+  constructor(library: string, programmatic: Map<string, LoadedTool>) {
+    this.library = path.resolve(library);
+    this.programmatic = programmatic;
+  }
+
+  /** Removes a programmatic tool (ephemeral callback refs). */
+  unregister(name: string): void {
+    if (this.programmatic.delete(name)) this.generation++;
+  }
+
+  /** Forget the root indexes and re-check files on next use. */
+  invalidate(): void {
+    this.roots.clear();
+    this.byPaths = new WeakMap();
+    this.generation++;
+  }
+
+  root(dir: string): RootIndex {
+    let index = this.roots.get(dir);
+    if (!index) {
+      index = scanRoot(dir);
+      // The library's main is the hidden root authority, never "the workspace's main".
+      if (dir === this.library) index.names.delete('main');
+      this.roots.set(dir, index);
+    }
+    return index;
+  }
+
+  /** Sync name look-up over the search paths (programmatic tools first). */
+  lookup(name: string, paths: readonly string[]): IndexEntry | LoadedTool | undefined {
+    const prog = this.programmatic.get(name);
+    if (prog) return prog;
+    let memo = this.byPaths.get(paths);
+    if (!memo) {
+      memo = new Map();
+      this.byPaths.set(paths, memo);
+    }
+    let hit = memo.get(name);
+    if (hit === undefined) {
+      hit = null;
+      for (const dir of paths) {
+        const e = this.root(dir).names.get(name);
+        if (e) {
+          hit = e;
+          break;
+        }
+      }
+      memo.set(name, hit);
+    }
+    return hit ?? undefined;
+  }
+
+  has(name: string, paths: readonly string[]): boolean {
+    return this.lookup(name, paths) !== undefined;
+  }
+
+  /** `findTool` (SPEC §4): a bare name, a path, `file://`, `inline://`, `mcp://` or a ToolDef. */
+  async find(ref: string | ToolDef, paths: readonly string[], cwd: string): Promise<LoadedTool> {
+    if (typeof ref !== 'string') return this.fromDef(ref);
+    if (NAME_RE.test(ref)) {
+      const hit = this.lookup(ref, paths);
+      if (!hit) throw new ToolNotFoundError(ref, suggest(ref, this.names(paths)));
+      return 'decl' in hit ? hit : this.load(hit);
+    }
+    if (ref.startsWith('inline://')) return this.fromInlineUri(ref);
+    if (ref.startsWith('mcp://')) throw new ToolNotFoundError(ref, [], 'MCP servers are not supported by this version');
+    let file: string;
+    if (ref.startsWith('file://')) file = fileURLToPath(ref);
+    else if (ref.startsWith('/') || ref.startsWith('./') || ref.startsWith('../') || ref.includes('/') || /\.(md|[cm]?[jt]s)$/.test(ref)) file = path.resolve(cwd, ref);
+    else throw new ToolNotFoundError(ref, suggest(ref.toLowerCase(), this.names(paths)), 'not a valid skill name or path');
+    if (!fs.existsSync(file)) throw new ToolNotFoundError(ref, [], `no such file: ${file}`);
+    if (fs.statSync(file).isDirectory()) file = path.join(file, 'SKILL.md');
+    return this.load(this.entryForFile(file, paths));
+  }
+
+  /** Every invocable name on these paths (for suggestions and `list`). */
+  names(paths: readonly string[]): string[] {
+    const out = new Set<string>(this.programmatic.keys());
+    for (const dir of paths) for (const name of this.root(dir).names.keys()) out.add(name);
+    return [...out];
+  }
+
+  async load(entry: IndexEntry): Promise<LoadedTool> {
+    if (entry.error) throw new ConfigurationError(entry.error, { place: { file: entry.file } });
+    const rec = this.files.get(entry.file);
+    if (rec && rec.checkedAt === this.generation) {
+      if (rec.tool) return rec.tool;
+      throw rec.error;
+    }
+    const pending = this.loading.get(entry.file);
+    if (pending) return pending;
+    const p = this.loadFresh(entry, rec).finally(() => this.loading.delete(entry.file));
+    this.loading.set(entry.file, p);
+    return p;
+  }
+
+  private async loadFresh(entry: IndexEntry, rec: FileRecord | undefined): Promise<LoadedTool> {
+    let mtimeMs: number;
+    try {
+      mtimeMs = fs.statSync(entry.file).mtimeMs;
+    } catch {
+      throw new ToolNotFoundError(entry.name, [], `${entry.file} was removed`);
+    }
+    if (rec && rec.mtimeMs === mtimeMs) {
+      rec.checkedAt = this.generation;
+      if (rec.tool) return rec.tool;
+      throw rec.error;
+    }
+    const next: FileRecord = { mtimeMs, checkedAt: this.generation };
+    this.files.set(entry.file, next);
+    try {
+      next.tool = await this.loadFile(entry, ++versions);
+      return next.tool;
+    } catch (err) {
+      next.error = err;
+      throw err;
+    }
+  }
+
+  private async loadFile(entry: IndexEntry, version: number): Promise<LoadedTool> {
+    const uri = 'file://' + entry.file;
+    if (entry.kind === 'code') {
+      const mod = await importCodeSkill(entry.file, version);
+      const { name, decl, metadata, frontmatter } = declare(mod.frontmatter, entry.name, entry.file);
+      return { name, kind: 'code', uri, file: entry.file, root: entry.root, frontmatter, fn: mod.fn, decl, metadata, version };
+    }
+    const text = fs.readFileSync(entry.file, 'utf8');
+    const { frontmatter: fm, body } = parseMarkdown(text, entry.file);
+    const { name, decl, metadata, frontmatter } = declare(fm, entry.name, entry.file);
+    return { name, kind: entry.kind, uri, file: entry.file, root: entry.root, frontmatter, prompt: body, decl, metadata, version };
+  }
+
+  private entryForFile(file: string, paths: readonly string[]): IndexEntry {
+    const base = path.basename(file);
+    const stem = codeSkillStem(base);
+    const kind = base === 'SKILL.md' ? 'skill-folder' : base.endsWith('.md') ? 'markdown' : 'code';
+    const name = base === 'SKILL.md' ? path.basename(path.dirname(file)) : (stem ?? base.replace(/\.(md|[cm]?[jt]s)$/, ''));
+    const root = paths.find((p) => file.startsWith(p + path.sep)) ?? path.dirname(file);
+    return { name: NAME_RE.test(name) ? name : 'anonymous', kind, file, root, dir: path.dirname(kind === 'skill-folder' ? path.dirname(file) : file) };
+  }
+
+  private fromDef(def: ToolDef): LoadedTool {
+    let tool = this.inline.get(def);
+    if (!tool) {
+      const fm = def.frontmatter ?? {};
+      const { name, decl, metadata, frontmatter } = declare({ ...fm, name: fm.name ?? def.name ?? 'anonymous' }, 'anonymous');
+      tool = { name, kind: 'inline', uri: null, frontmatter, prompt: def.prompt, fn: def.fn, decl, metadata, version: ++versions };
+      this.inline.set(def, tool);
+    }
+    return tool;
+  }
+
+  /** A programmatic tool: `runtime.register`, callback refs. */
+  register(def: ToolDef, kind: 'programmatic' | 'builtin' = 'programmatic'): LoadedTool {
+    const fm = def.frontmatter ?? {};
+    const { name, decl, metadata, frontmatter } = declare({ ...fm, name: def.name ?? fm.name }, def.name ?? '');
+    const tool: LoadedTool = { name, kind, uri: null, frontmatter, prompt: def.prompt, fn: def.fn, decl, metadata, version: ++versions };
+    this.programmatic.set(name, tool);
+    // Plans computed before may have treated this name as data: recompute them.
+    this.generation++;
+    return tool;
+  }
+
+  private async fromInlineUri(ref: string): Promise<LoadedTool> {
+    const cached = this.inlineUris.get(ref);
+    if (cached) return cached;
+    const m = /^inline:\/\/code,(.*)$/s.exec(ref);
+    if (!m) throw new ToolNotFoundError(ref.slice(0, 40), [], 'inline refs look like inline://code,<url-encoded module source>');
+    let source: string;
+    try {
+      source = decodeURIComponent(m[1]!);
+    } catch {
+      throw new ConfigurationError('inline:// ref is not valid URL-encoding');
+    }
+    const mod = await importInline(source);
+    const { name, decl, metadata, frontmatter } = declare(mod.frontmatter ?? {}, 'anonymous');
+    const tool: LoadedTool = { name, kind: 'inline', uri: ref, frontmatter, fn: mod.fn, decl, metadata, version: ++versions };
+    if (this.inlineUris.size > 500) this.inlineUris.clear();
+    this.inlineUris.set(ref, tool);
+    return tool;
+  }
+
+  /** The library's root `main` (cascade level 1). */
+  libraryMain(): IndexEntry | undefined {
+    return this.root(this.library).mains.get(this.library);
+  }
+
+  /**
+   * The `main` skills of the tool's search root, outermost folder first, down to the tool's own
+   * folder — the inherit chain (SPEC §6.1). The tool itself and the library's main are excluded.
+   */
+  authorities(tool: LoadedTool): IndexEntry[] {
+    if (!tool.file || !tool.root) return [];
+    const index = this.root(tool.root);
+    const ownDir = tool.kind === 'skill-folder' ? path.dirname(path.dirname(tool.file)) : path.dirname(tool.file);
+    const dirs: string[] = [];
+    for (let d = ownDir; ; d = path.dirname(d)) {
+      dirs.push(d);
+      if (d === tool.root || path.dirname(d) === d || !d.startsWith(tool.root)) break;
+    }
+    const out: IndexEntry[] = [];
+    for (const d of dirs.reverse()) {
+      const m = index.mains.get(d);
+      if (m && m.file !== tool.file && !(tool.root === this.library && d === this.library)) out.push(m);
+    }
+    return out;
+  }
+
+  /** `findAuthority`: the nearest `main` above the tool, or the library's. */
+  findAuthority(tool: LoadedTool): IndexEntry | undefined {
+    const chain = this.authorities(tool);
+    return chain[chain.length - 1] ?? this.libraryMain();
+  }
+
+  /** Every tool on the paths, loaded, shadowed ones omitted; broken files included with their error. */
+  async list(paths: readonly string[], opts: { all?: boolean } = {}): Promise<ToolSummary[]> {
+    const seen = new Set<string>();
+    const out: ToolSummary[] = [];
+    for (const tool of this.programmatic.values()) {
+      seen.add(tool.name);
+      if (tool.decl.visibility === 'hidden' && !opts.all) continue;
+      out.push(summary(tool));
+    }
+    for (const dir of paths) {
+      const index = this.root(dir);
+      for (const entry of index.names.values()) {
+        if (seen.has(entry.name)) continue;
+        seen.add(entry.name);
+        try {
+          const tool = await this.load(entry);
+          if (tool.decl.visibility === 'hidden' && !opts.all) continue;
+          out.push(summary(tool));
+        } catch (err) {
+          out.push({ name: entry.name, kind: entry.kind, origin: 'file://' + entry.file, visibility: 'public', error: (err as Error).message });
+        }
+      }
+      for (const b of index.broken) {
+        if (index.names.get(b.name)?.file === b.file) continue;
+        out.push({ name: b.name, kind: b.kind, origin: 'file://' + b.file, visibility: 'public', error: b.error });
+      }
+    }
+    return out;
+  }
+}
+
+function summary(tool: LoadedTool): ToolSummary {
+  const s: ToolSummary = { name: tool.name, kind: tool.kind, origin: tool.uri, visibility: tool.decl.visibility };
+  if (tool.decl.description) s.description = tool.decl.description;
+  return s;
+}

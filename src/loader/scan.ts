@@ -1,0 +1,149 @@
+// Indexing one search root: which names live in which files, without parsing or importing
+// anything. Names come from a cheap look at the frontmatter's top-level `name:` line (or a code
+// skill's `name: '…'`), else the file stem; the full parse happens when a tool is loaded.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ToolKind } from '../kernel/types.ts';
+import { NAME_RE, codeSkillStem } from './names.ts';
+
+export interface IndexEntry {
+  name: string;
+  kind: ToolKind;
+  file: string;
+  root: string;
+  dir: string;
+  /** A configuration problem found while indexing (duplicate name, bad name). */
+  error?: string;
+}
+
+export interface RootIndex {
+  root: string;
+  /** Listed, invocable names (including the root-level `main`). */
+  names: Map<string, IndexEntry>;
+  /** Folder authorities: directory → its `main` skill (the root's own main included). */
+  mains: Map<string, IndexEntry>;
+  /** Files that could not become a tool, with their error (shown by `list`). */
+  broken: IndexEntry[];
+}
+
+const SKIP_DIRS = new Set(['node_modules', '.git', '.agent-apps']);
+
+export function scanRoot(root: string): RootIndex {
+  const index: RootIndex = { root, names: new Map(), mains: new Map(), broken: [] };
+  let rootStat: fs.Stats;
+  try {
+    rootStat = fs.statSync(root);
+  } catch {
+    return index;
+  }
+  if (!rootStat.isDirectory()) return index;
+  walk(root, index);
+  return index;
+}
+
+function walk(dir: string, index: RootIndex): void {
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  const isRoot = dir === index.root;
+  for (const ent of entries) {
+    if (ent.name.startsWith('.')) continue;
+    const file = path.join(dir, ent.name);
+    if (ent.isDirectory()) {
+      if (SKIP_DIRS.has(ent.name)) continue;
+      const skillMd = path.join(file, 'SKILL.md');
+      if (fs.existsSync(skillMd)) {
+        // An Agent Skills folder: its other files are resources, not skills.
+        add(index, { name: frontmatterName(skillMd) ?? ent.name, kind: 'skill-folder', file: skillMd, root: index.root, dir: file }, false);
+        continue;
+      }
+      walk(file, index);
+      continue;
+    }
+    if (!ent.isFile() && !ent.isSymbolicLink()) continue;
+    let kind: ToolKind | null = null;
+    let name: string | null = null;
+    const stem = codeSkillStem(ent.name);
+    if (stem !== null) {
+      kind = 'code';
+      name = codeName(file) ?? stem;
+    } else if (ent.name.endsWith('.md')) {
+      const fmName = frontmatterName(file);
+      const base = ent.name.slice(0, -3);
+      // A Markdown file without frontmatter whose stem is not a tool name (README.md) is a document, not a skill.
+      if (fmName === undefined && !NAME_RE.test(base)) continue;
+      kind = 'markdown';
+      name = fmName ?? base;
+    }
+    if (!kind || name === null) continue;
+    add(index, { name, kind, file, root: index.root, dir }, !isRoot);
+  }
+}
+
+function add(index: RootIndex, entry: IndexEntry, inSubfolder: boolean): void {
+  if (entry.name === 'main') {
+    // A `main` is its folder's authority; only the root-level one is listed and invocable.
+    const existing = index.mains.get(entry.dir);
+    if (existing) {
+      index.broken.push({ ...entry, error: `duplicate 'main' in ${entry.dir} (also ${existing.file})` });
+      return;
+    }
+    index.mains.set(entry.dir, entry);
+    if (inSubfolder) return;
+  }
+  if (!NAME_RE.test(entry.name)) {
+    index.broken.push({ ...entry, error: `invalid skill name '${entry.name}' — names match ${NAME_RE}` });
+    return;
+  }
+  const existing = index.names.get(entry.name);
+  if (existing) {
+    const error = `duplicate skill name '${entry.name}' in ${index.root}: ${path.relative(index.root, existing.file)} and ${path.relative(index.root, entry.file)}`;
+    index.names.set(entry.name, { ...existing, error });
+    index.broken.push({ ...entry, error });
+    return;
+  }
+  index.names.set(entry.name, entry);
+}
+
+/** `name:` at the top level of a leading `---` block; undefined when there is no frontmatter name. */
+function frontmatterName(file: string): string | undefined {
+  let text: string;
+  try {
+    text = readHead(file);
+  } catch {
+    return undefined;
+  }
+  if (!text.startsWith('---')) return undefined;
+  const end = text.indexOf('\n---', 3);
+  const block = end === -1 ? text : text.slice(0, end);
+  const m = /^name:[ \t]*(?:"([^"]*)"|'([^']*)'|([^\s#]+))/m.exec(block);
+  if (!m) return undefined;
+  return (m[1] ?? m[2] ?? m[3] ?? '').trim();
+}
+
+function codeName(file: string): string | null {
+  let text: string;
+  try {
+    text = readHead(file);
+  } catch {
+    return null;
+  }
+  const at = text.search(/frontmatter\s*[:=]/);
+  if (at === -1) return null;
+  const m = /\bname\s*:\s*(['"`])([^'"`]+)\1/.exec(text.slice(at, at + 2000));
+  return m ? m[2]! : null;
+}
+
+function readHead(file: string): string {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(8192);
+    const n = fs.readSync(fd, buf, 0, buf.length, 0);
+    return buf.toString('utf8', 0, n);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
