@@ -1,0 +1,12 @@
+# Source me: puts Node >= 24 on PATH — the system's if it is new enough, otherwise node@24
+# installed from the npm registry into .node24/ in this checkout (SPEC §1).
+_aa_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+_aa_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+if [ "$_aa_major" -lt 24 ]; then
+  if [ ! -x "$_aa_root/.node24/node_modules/.bin/node" ]; then
+    echo "Node $(node --version 2>/dev/null || echo '(none)') is older than 24: installing node@24 from the npm registry into .node24/" >&2
+    npm install --prefix "$_aa_root/.node24" --no-audit --no-fund --loglevel=error node@24 >&2
+  fi
+  export PATH="$_aa_root/.node24/node_modules/.bin:$PATH"
+fi
+unset _aa_major

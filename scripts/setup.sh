@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# One command from a fresh clone: Node 24 if needed, dependencies, build, and a first run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/node24.sh
+echo "node $(node --version)" >&2
+npm ci --no-audit --no-fund --loglevel=error
+npm run build --silent
+echo >&2
+echo '$ agent-apps --cwd examples/hello run greet --name Ada' >&2
+./bin/agent-apps.js --cwd examples/hello run greet --name Ada
