@@ -1,0 +1,33 @@
+// `npm run bench [-- NAME…]`: one JSON line per figure (SPEC §14). Not a test; never gates CI.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const wanted = process.argv.slice(2);
+const { benchmarks } = await import('./kernel.js');
+const suites = { ...benchmarks };
+// Subsystem benchmarks export `run()`; each prints its own lines.
+const modules = { 'events.throughput': 'events.js', 'sandbox.start': 'sandbox.js', 'sandbox.roundtrip': 'sandbox.js', 'agent.turn': 'agent.js' };
+for (const [name, file] of Object.entries(modules)) {
+  if (fs.existsSync(path.join(here, file))) suites[name] = file;
+}
+const selected = wanted.length ? wanted : Object.keys(suites);
+const unknown = selected.filter((n) => !(n in suites) && !n.startsWith('invoke.fanout'));
+if (unknown.length) {
+  console.error(`unknown benchmark(s): ${unknown.join(', ')} — known: ${Object.keys(suites).join(', ')}`);
+  process.exit(2);
+}
+const ranFiles = new Set();
+for (const name of selected) {
+  const suite = suites[name] ?? suites['invoke.fanout'];
+  if (typeof suite === 'string') {
+    if (ranFiles.has(suite)) continue;
+    ranFiles.add(suite);
+    const mod = await import(pathToFileURL(path.join(here, suite)).href);
+    const records = await mod.run(wanted.length ? selected : undefined);
+    if (Array.isArray(records) && mod.printsItself === false) for (const r of records) console.log(JSON.stringify(r));
+    continue;
+  }
+  for (const record of await suite()) console.log(JSON.stringify(record));
+}

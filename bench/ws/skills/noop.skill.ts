@@ -1,0 +1,4 @@
+export const frontmatter = { name: 'noop', description: 'Does nothing; the benchmark measures the pipeline around it.' };
+export default async function noop() {
+  return null;
+}
