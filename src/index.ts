@@ -5,6 +5,7 @@ import type { Manager } from './kernel/manager.ts';
 import type { Kernel } from './kernel/orchestrator.ts';
 import type { Context } from './kernel/types.ts';
 import { check } from './kernel/schema.ts';
+import { eventBus } from './events/runtime.ts';
 
 setEntryUrl(import.meta.url);
 
@@ -64,4 +65,6 @@ export const internals = {
   },
   /** JSON Schema check with ajv (loaded on first use); returns ajv's error list. */
   check,
+  /** The runtime's event bus (SPEC §8), created on first use. */
+  eventBus,
 };

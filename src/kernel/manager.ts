@@ -3,7 +3,7 @@
 import { AbortError, AgentAppsError, toError } from './errors.ts';
 import { sortEntries } from './order.ts';
 import { getPath, setPath } from './path.ts';
-import type { ChainEntry } from './plan.ts';
+import type { ChainEntry, HookRef } from './plan.ts';
 import type { ContextImpl } from './context.ts';
 import type { Kernel } from './orchestrator.ts';
 import type { ChainEntryInput, ConfigureOptions, Context, ContextManager, InvokeOptions, LoadedTool, LogInput, LogLevel, LogSettings, TailOptions, ToolDef, LogEvent } from './types.ts';
@@ -11,6 +11,8 @@ import type { ChainEntryInput, ConfigureOptions, Context, ContextManager, Invoke
 interface Frame {
   entry: ChainEntry;
   calledNext: boolean;
+  /** For hook frames: what the hook's `target.manager.next()` runs (the wrapped entry or pipeline). */
+  onNext?: () => Promise<unknown>;
 }
 
 export class Manager implements ContextManager {
@@ -28,6 +30,8 @@ export class Manager implements ContextManager {
   abortReason: unknown;
   seedSignal: AbortSignal | undefined;
   private frames: Frame[] = [];
+  /** `$next` hooks from the plan (seed 003); undefined means no wrapper at all. */
+  nextHooks: HookRef[] | undefined;
   private ownsChain = false;
   private controller: AbortController | undefined;
   private release: (() => void)[] | undefined;
@@ -49,7 +53,40 @@ export class Manager implements ContextManager {
         return Promise.resolve(this.ctx.locals.result);
       }
       top.calledNext = true;
+      if (top.onNext) return top.onNext();
     }
+    return this.dispatch();
+  }
+
+  /**
+   * Runs `hooks[i]` as middleware serving this context; its `target.manager.next()` runs the
+   * next hook, and the last one runs `inner` — so hooks form an onion around one operation.
+   */
+  runHooks(hooks: readonly HookRef[], i: number, inner: () => Promise<unknown>, info: { trigger: '$next' | '$invoke'; entry?: string; args: unknown }): Promise<unknown> {
+    if (i >= hooks.length) return inner();
+    const hook = hooks[i]!;
+    const frame: Frame = { entry: { name: hook.name, args: hook.args }, calledNext: false, onNext: () => this.runHooks(hooks, i + 1, inner, info) };
+    this.frames.push(frame);
+    const done = () => {
+      const at = this.frames.lastIndexOf(frame);
+      if (at !== -1) this.frames.splice(at, 1);
+    };
+    return this.kernel.invokeHook(this.ctx, hook, info).then(
+      async (value) => {
+        done();
+        // A hook that never called next() still lets the wrapped operation run: hooks observe, they do not gate.
+        if (!frame.calledNext) await inner();
+        return value;
+      },
+      (err) => {
+        done();
+        throw err;
+      },
+    );
+  }
+
+  /** Starts the chain from the pipeline's side (not a middleware's next()): `$invoke` hooks wrap this. */
+  startChain(): Promise<unknown> {
     return this.dispatch();
   }
 
@@ -76,32 +113,42 @@ export class Manager implements ContextManager {
         }
         if (entry.dynamic && !this.kernel.registry.has(entry.name, ctx.locals.config.paths)) continue;
       }
-      const frame: Frame = { entry, calledNext: false };
-      this.frames.push(frame);
-      let value: unknown;
-      try {
-        value = entry.fn ? await entry.fn(ctx, entry.args) : await this.kernel.invokeEntry(ctx, entry);
-      } catch (err) {
-        if (err instanceof AbortError && !this.aborted) {
-          // A middleware refusing through its own context refuses the served tool (seed 002).
-          this.abort(err.reason);
-          return ctx.locals.result;
-        }
-        throw err;
-      } finally {
-        const i = this.frames.lastIndexOf(frame);
-        if (i !== -1) this.frames.splice(i, 1);
+      if (this.nextHooks && ctx.nonlocals.debug !== false) {
+        await this.runHooks(this.nextHooks, 0, () => this.runEntry(entry), { trigger: '$next', entry: entry.name, args: entry.args });
+        return ctx.locals.result;
       }
-      if (value !== undefined) {
-        // A chain entry's return value is the served context's result and ends the chain.
-        ctx.locals.result = value;
-        this.finished = true;
-      } else if (!frame.calledNext && !this.finished && !this.isAborted() && this.pos < this.chain.length) {
-        this.log({ type: 'error', tag: 'pipeline', level: 'warn', code: 'E_PIPELINE_SHORT_CIRCUITED', text: `'${entry.name}' returned without calling next(), finish() or abort(); ${this.chain.length - this.pos} entr${this.chain.length - this.pos === 1 ? 'y' : 'ies'} did not run`, entry: entry.name });
-        this.finished = true;
-      }
-      return ctx.locals.result;
+      return this.runEntry(entry);
     }
+  }
+
+  /** One chain entry: invoke it (or call its fn), then apply seed 000's return-value rules. */
+  private async runEntry(entry: ChainEntry): Promise<unknown> {
+    const ctx = this.ctx;
+    const frame: Frame = { entry, calledNext: false };
+    this.frames.push(frame);
+    let value: unknown;
+    try {
+      value = entry.fn ? await entry.fn(ctx, entry.args) : await this.kernel.invokeEntry(ctx, entry);
+    } catch (err) {
+      if (err instanceof AbortError && !this.aborted) {
+        // A middleware refusing through its own context refuses the served tool (seed 002).
+        this.abort(err.reason);
+        return ctx.locals.result;
+      }
+      throw err;
+    } finally {
+      const i = this.frames.lastIndexOf(frame);
+      if (i !== -1) this.frames.splice(i, 1);
+    }
+    if (value !== undefined) {
+      // A chain entry's return value is the served context's result and ends the chain.
+      ctx.locals.result = value;
+      this.finished = true;
+    } else if (!frame.calledNext && !this.finished && !this.isAborted() && this.pos < this.chain.length) {
+      this.log({ type: 'error', tag: 'pipeline', level: 'warn', code: 'E_PIPELINE_SHORT_CIRCUITED', text: `'${entry.name}' returned without calling next(), finish() or abort(); ${this.chain.length - this.pos} entr${this.chain.length - this.pos === 1 ? 'y' : 'ies'} did not run`, entry: entry.name });
+      this.finished = true;
+    }
+    return ctx.locals.result;
   }
 
   /** Runs the tool's own function once (the `execute` middleware and the leaf fallback). */
@@ -255,6 +302,7 @@ export class Manager implements ContextManager {
 
   log(event: string | LogInput): void {
     const input: LogInput = typeof event === 'string' ? { text: event } : event;
+    // Hooks report on the context they serve, so an explicit tool / contextId wins.
     const full: LogEvent = {
       ...input,
       type: input.type ?? 'message',
@@ -262,8 +310,8 @@ export class Manager implements ContextManager {
       level: (input.level as LogLevel | undefined) ?? 'error',
       timestamp: Date.now(),
       rootContextId: this.ctx.nonlocals.rootContextId,
-      contextId: this.ctx.envelope.id,
-      tool: this.ctx.run?.tool?.name ?? this.tool.name,
+      contextId: typeof input.contextId === 'string' ? input.contextId : this.ctx.envelope.id,
+      tool: typeof input.tool === 'string' ? input.tool : (this.ctx.run?.tool?.name ?? this.tool.name),
     };
     this.kernel.logger.emit(full);
   }

@@ -9,7 +9,7 @@ import { applyDefaults, hasDefaults } from './defaults.ts';
 import { isPlainObject } from './path.ts';
 import { DEFAULT_AFTER, DEFAULT_BEFORE, sortEntries } from './order.ts';
 import { parseAllowedTools } from './allowed-tools.ts';
-import { Planner, type ChainEntry, type Plan } from './plan.ts';
+import { Planner, type ChainEntry, type HookRef, type Plan } from './plan.ts';
 import type { Logger } from './log.ts';
 import type { Registry } from '../loader/registry.ts';
 import type { Context, ContextSeed, ExtraMiddleware, Globals, InvokeOptions, JsonObject, LoadedTool, LocalConfig, Locals, Nonlocals, ToolDef, ToolDescription, ToolSummary } from './types.ts';
@@ -162,8 +162,12 @@ export class Kernel {
     const inherited = ctx.envelope.hasOtherTarget ? undefined : ctx.nonlocals.middleware;
     try {
       if (extra || inherited) manager.setChain(mergeExtra(plan.entries, inherited, extra));
-      if (plan.hooks && plan.hooks.invoke.length && ctx.nonlocals.debug !== false) await this.hooks.runInvoke(ctx, plan);
-      else await manager.next();
+      const hooks = plan.hooks && ctx.nonlocals.debug !== false ? plan.hooks : null;
+      if (hooks) {
+        if (hooks.next.length) manager.nextHooks = hooks.next;
+        if (hooks.invoke.length) await manager.runHooks(hooks.invoke, 0, () => manager.startChain(), { trigger: '$invoke', args: ctx.args });
+        else await manager.next();
+      } else await manager.next();
       if (manager.isAborted()) throw new AbortError(manager.effectiveAbortReason());
       return ctx.locals.result;
     } catch (err) {
@@ -194,10 +198,15 @@ export class Kernel {
     return description;
   }
 
-  /** Hook runner, installed by the hooks module (SPEC §9); absent hooks cost nothing. */
-  hooks: { runInvoke(ctx: ContextImpl, plan: Plan): Promise<unknown> } = {
-    runInvoke: (ctx) => (ctx.manager as Manager).next(),
-  };
+  /**
+   * A `$hook` binding (seed 003): the hook tool runs as middleware serving `served`. Per the
+   * seed it receives the wrapped entry's args ($next) or the tool's args ($invoke); its own
+   * cascade value and what it wraps are on `ctx.locals.hook`.
+   */
+  invokeHook(served: ContextImpl, hook: HookRef, info: { trigger: '$next' | '$invoke'; entry?: string; args: unknown }): Promise<unknown> {
+    const seed: ContextSeed = { locals: { hook: { trigger: info.trigger, entry: info.entry, config: hook.args, tool: served.run.tool.name } } };
+    return this.resolve(hook.name, served.locals.config.paths, served.locals.config.cwd).then((tool) => this.start(served, tool, info.args, seed, served, true));
+  }
 }
 
 function mergeOption(opts: InvokeOptions | undefined, name: string, value: unknown): InvokeOptions {

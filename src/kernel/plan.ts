@@ -22,9 +22,15 @@ export interface ChainEntry {
   from?: string;
 }
 
+export interface HookRef {
+  name: string;
+  /** The hook's own value in the cascade (`debug: { break: [...] }`). */
+  args: unknown;
+}
+
 export interface HookPlan {
-  next: { name: string; args: unknown }[];
-  invoke: { name: string; args: unknown }[];
+  next: HookRef[];
+  invoke: HookRef[];
 }
 
 export interface Plan {

@@ -62,6 +62,7 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
   const { decl, metadata, frontmatter } = declare({ name: 'root', description: 'The runtime root context.' }, 'root');
   const rootTool: LoadedTool = { name: 'root', kind: 'builtin', uri: null, frontmatter, decl, metadata, version: 0 };
   const root = kernel.createRoot(rootTool, {}, opts.signal);
+  globals.internals.root = root;
   const interactive = opts.interactive === true;
   let closed = false;
 

@@ -1,0 +1,70 @@
+import readline from 'node:readline';
+import { ctxTarget, type Context } from 'agent-apps';
+
+export const frontmatter = {
+  name: 'debug',
+  description: 'Hook: logs pipeline-enter / pipeline-exit around every pipeline and next-enter / next-exit around every chain entry (tag debug, with tool, entry, depth, duration); `break` pauses at matching tools or entries.',
+  metadata: {
+    $hook: { $self: ['$invoke', '$next'] },
+    role: 'middleware',
+    visibility: 'hidden',
+    tags: ['meta-internal', 'observability'],
+    params: {},
+    returns: {},
+  },
+};
+
+interface HookInfo {
+  trigger: '$invoke' | '$next';
+  entry?: string;
+  config: unknown;
+  tool: string;
+}
+
+export default async function debug(ctx: Context) {
+  const target = ctxTarget(ctx);
+  const hook = ctx.locals.hook as HookInfo;
+  if (hook.config === false) return target.manager.next();
+  const depth = target.locals.history.length - 2; // 0 for what the runtime root invoked
+  const base = { tag: 'debug', level: 'info' as const, tool: target.run.tool.name, contextId: target.envelope.id, depth };
+  const started = performance.now();
+  const kind = hook.trigger === '$invoke' ? 'pipeline' : 'next';
+  const entry = hook.entry;
+  if (matchesBreak(hook.config, target.run.tool.name, entry)) {
+    ctx.manager.log({ ...base, type: 'breakpoint-hit', entry, text: `breakpoint at ${target.run.tool.name}${entry ? ` › ${entry}` : ''}` });
+    await pause(ctx, `${target.run.tool.name}${entry ? ` › ${entry}` : ''}`);
+  }
+  ctx.manager.log({ ...base, type: `${kind}-enter`, entry });
+  let error: unknown;
+  try {
+    await target.manager.next();
+  } catch (err) {
+    error = err;
+    throw err;
+  } finally {
+    const duration = Math.round((performance.now() - started) * 1000) / 1000;
+    ctx.manager.log({ ...base, type: `${kind}-exit`, entry, duration, ...(error ? { error: (error as Error).message ?? String(error), code: (error as { code?: string }).code } : {}) });
+  }
+  return undefined;
+}
+
+function matchesBreak(config: unknown, tool: string, entry: string | undefined): boolean {
+  if (!config || typeof config !== 'object') return false;
+  const b = (config as { break?: unknown }).break;
+  const list = typeof b === 'string' ? [b] : Array.isArray(b) ? b : [];
+  // A tool breaks once, at its pipeline's start; an entry name breaks at every $next of it.
+  return list.some((name) => (entry === undefined ? name === tool : name === entry));
+}
+
+/** Interactive runs wait for Enter on stdin; otherwise the breakpoint is logged and the run goes on. */
+function pause(ctx: Context, where: string): Promise<void> {
+  if (ctx.globals.internals.interactive !== true) return Promise.resolve();
+  return new Promise((resolve) => {
+    const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+    rl.question(`⏸ breakpoint at ${where} — Enter to continue `, () => {
+      rl.close();
+      resolve();
+    });
+    ctx.run.signal.addEventListener('abort', () => { rl.close(); resolve(); }, { once: true });
+  });
+}

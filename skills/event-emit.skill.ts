@@ -1,0 +1,38 @@
+import { internals, type Context, type Event } from 'agent-apps';
+
+export const frontmatter = {
+  name: 'event-emit',
+  description: 'Publishes an event to a topic: pushed to every subscribed queue at once, then handlers run asynchronously. Returns the event.',
+  metadata: {
+    tags: ['events'],
+    params: {
+      type: 'object',
+      properties: {
+        topic: { type: 'string', minLength: 1 },
+        type: { type: 'string', minLength: 1 },
+        data: {},
+        source: { type: 'string' },
+      },
+      required: ['topic', 'type'],
+      additionalProperties: false,
+    },
+    returns: { type: 'object', required: ['id', 'topic', 'type', 'timestamp'] },
+  },
+};
+
+export default function eventEmit(ctx: Context, args: { topic: string; type: string; data?: unknown; source?: string }): Event {
+  const caller = ctx.envelope.parent;
+  const { event, dispatched } = internals.eventBus(ctx).emit({
+    topic: args.topic,
+    type: args.type,
+    data: args.data,
+    source: args.source ?? (caller && caller.envelope.parent ? caller.run.tool.name : undefined),
+    rootContextId: ctx.nonlocals.rootContextId,
+  });
+  // The CLI's shutdown grace waits on what this emit dispatched.
+  const pending = (ctx.globals.internals.dispatched as Promise<void>[] | undefined) ?? [];
+  pending.push(dispatched);
+  if (pending.length > 64) pending.splice(0, pending.length - 64);
+  ctx.globals.internals.dispatched = pending;
+  return event;
+}

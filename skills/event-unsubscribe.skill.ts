@@ -1,0 +1,15 @@
+import { internals, type Context } from 'agent-apps';
+
+export const frontmatter = {
+  name: 'event-unsubscribe',
+  description: 'Removes handlers from a topic: the one for `ref`, or all of them. Queues stay.',
+  metadata: {
+    tags: ['events'],
+    params: { type: 'object', properties: { topic: { type: 'string', minLength: 1 }, ref: { type: 'string' } }, required: ['topic'], additionalProperties: false },
+    returns: { type: 'object', properties: { removed: { type: 'integer' } } },
+  },
+};
+
+export default function eventUnsubscribe(ctx: Context, args: { topic: string; ref?: string }) {
+  return internals.eventBus(ctx).unsubscribe({ topic: args.topic, ref: args.ref });
+}

@@ -1,0 +1,38 @@
+import { ConfigurationError, ctxTarget, internals, type Context } from 'agent-apps';
+
+export const frontmatter = {
+  name: 'event',
+  description: 'Metadata middleware: `event: { routes: [{ topic, ref }], route: TOPIC }` subscribes skills to topics (route: the served skill itself). Registered once, however often the skill runs.',
+  metadata: {
+    role: 'middleware',
+    visibility: 'hidden',
+    tags: ['meta-internal', 'events'],
+    params: {
+      type: 'object',
+      properties: {
+        routes: { type: 'array', items: { type: 'object', properties: { topic: { type: 'string' }, ref: { type: 'string' }, args: { type: 'object' } }, required: ['topic', 'ref'] } },
+        route: { anyOf: [{ type: 'string' }, { type: 'object', properties: { topic: { type: 'string' }, args: { type: 'object' } }, required: ['topic'] }] },
+      },
+    },
+    returns: {},
+  },
+};
+
+type Route = { topic: string; ref: string; args?: object };
+
+export default async function event(ctx: Context, value: { routes?: Route[]; route?: string | { topic: string; args?: object } }) {
+  const target = ctxTarget(ctx);
+  const routes: Route[] = [...(value?.routes ?? [])];
+  if (value?.route !== undefined) {
+    const r = typeof value.route === 'string' ? { topic: value.route } : value.route;
+    routes.push({ topic: r.topic, ref: target.run.tool.name, args: r.args });
+  }
+  const kernel = internals.kernel(ctx);
+  const bus = internals.eventBus(ctx);
+  for (const r of routes) {
+    if (!r || typeof r.topic !== 'string' || typeof r.ref !== 'string') throw new ConfigurationError(`event: each route needs a topic and a ref, got ${JSON.stringify(r)}`);
+    await kernel.resolve(r.ref, target.locals.config.paths, target.locals.config.cwd);
+    bus.subscribe({ topic: r.topic, ref: r.ref, args: r.args }); // idempotent
+  }
+  return target.manager.next();
+}
