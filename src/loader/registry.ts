@@ -116,13 +116,14 @@ export class Registry {
 
   async load(entry: IndexEntry): Promise<LoadedTool> {
     if (entry.error) throw new ConfigurationError(entry.error, { place: { file: entry.file } });
+    // A load in flight first: its record exists before its tool does (concurrent first use).
+    const pending = this.loading.get(entry.file);
+    if (pending) return pending;
     const rec = this.files.get(entry.file);
     if (rec && rec.checkedAt === this.generation) {
       if (rec.tool) return rec.tool;
       throw rec.error;
     }
-    const pending = this.loading.get(entry.file);
-    if (pending) return pending;
     const p = this.loadFresh(entry, rec).finally(() => this.loading.delete(entry.file));
     this.loading.set(entry.file, p);
     return p;
