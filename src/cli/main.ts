@@ -1,10 +1,13 @@
 // The `agent-apps` program (SPEC §12): global options, one file per subcommand.
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { EXIT, exitCodeFor, formatError, painter } from './output.ts';
 import { registerRun } from './run.ts';
 import { registerList } from './list.ts';
 import { registerDescribe } from './describe.ts';
+import { registerTail } from './tail.ts';
+import { registerDebug } from './debug.ts';
 import { VERSION } from './version.ts';
+import { addGlobalOptions, globalsOf } from './runtime-options.ts';
 
 export interface CliIO {
   stdout: NodeJS.WriteStream;
@@ -17,14 +20,9 @@ export function buildProgram(io: CliIO): Command {
   program
     .description('Run skills — Markdown prompts and TypeScript modules — through one middleware kernel.')
     .version(VERSION, '-V, --version', 'print the version')
-    .option('--cwd <dir>', 'run as if started in <dir>')
-    .option('--path <dir>', 'prepend a skill search path (repeatable)', collect, [])
-    .option('--set <key.path=value>', 'override cascade metadata; VALUE is YAML (repeatable)', collect, [])
-    .option('--debug', 'instrument the pipeline (= --set debug=true) and print stacks on errors')
-    .option('--profile', 'time every pipeline and chain entry and print a table')
-    .addOption(new Option('--log-level <level>', 'minimum log level').choices(['trace', 'debug', 'info', 'warn', 'error']))
-    .option('--json', 'print results and listings as JSON on one line')
-    .option('--no-color', 'disable colour (NO_COLOR is honoured too)')
+    // Program options only before the subcommand: after `run SKILL` a flag may be the skill's.
+    .enablePositionalOptions()
+    .configureHelp({ showGlobalOptions: true })
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
     .exitOverride()
@@ -36,19 +34,22 @@ Examples:
   $ agent-apps run summarize --text "…" --json
   $ agent-apps list --all                    every skill, hidden ones too
   $ agent-apps describe greet                cascade and middleware chain
+  $ agent-apps debug greet --name Ada        the pipeline as a tree with timings
+  $ agent-apps tail --level warn             events of the latest run
   $ agent-apps --set model.provider=replay run summarize --text hi
 
 Exit codes: 0 ok, 1 the skill failed, 2 usage or configuration error, 3 refused (abort),
 130 interrupted (SIGINT), 143 terminated (SIGTERM).`,
     );
+  addGlobalOptions(program);
   registerRun(program, io);
   registerList(program, io);
   registerDescribe(program, io);
+  registerTail(program, io);
+  registerDebug(program, io);
+  // Every subcommand accepts the global options too: `list --json`, `describe greet --set x=1`.
+  for (const cmd of program.commands) addGlobalOptions(cmd, true);
   return program;
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
 }
 
 /** Runs the CLI and returns the exit code (the launcher exits with it). */
@@ -58,6 +59,10 @@ export async function main(argv: string[], io: CliIO = { stdout: process.stdout,
     program.outputHelp();
     return EXIT.ok;
   }
+  let active: Command = program;
+  program.hook('preAction', (_program, actionCommand) => {
+    active = actionCommand;
+  });
   try {
     await program.parseAsync(argv, { from: 'user' });
     return (program as Command & { exitCodeOverride?: number }).exitCodeOverride ?? EXIT.ok;
@@ -66,9 +71,9 @@ export async function main(argv: string[], io: CliIO = { stdout: process.stdout,
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;
       return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
-    const opts = program.opts();
-    const paint = await painter(io.stderr, opts.color !== false);
-    io.stderr.write(formatError(err, { debug: !!opts.debug, paint }) + '\n');
+    const g = globalsOf(active);
+    const paint = await painter(io.stderr, g.color !== false);
+    io.stderr.write(formatError(err, { debug: !!g.debug, paint }) + '\n');
     return exitCodeFor(err);
   }
 }

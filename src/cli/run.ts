@@ -3,8 +3,11 @@ import type { Command } from 'commander';
 import { createRuntime, type Runtime } from '../kernel/runtime.ts';
 import { ToolNotFoundError } from '../kernel/errors.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
-import type { JsonObject } from '../kernel/types.ts';
-import { EXIT, exitCodeFor, formatError, formatResult, painter } from './output.ts';
+import type { JsonObject, Reporter } from '../kernel/types.ts';
+import { EXIT, exitCodeFor, formatError, formatResult, painter, type Painter } from './output.ts';
+import { consoleReporter, jsonlReporter } from '../kernel/reporters.ts';
+import { settle } from '../events/runtime.ts';
+import { mergeOverrides } from './overrides.ts';
 import { parseSkillArgs, readArgsJson } from './skill-args.ts';
 import { runtimeOptions, type GlobalOptions } from './runtime-options.ts';
 import type { CliIO } from './main.ts';
@@ -38,16 +41,35 @@ Examples:
     });
 }
 
-export async function runSkill(skill: string, tokens: string[], opts: { argsJson?: string }, g: GlobalOptions, io: CliIO): Promise<number> {
+export interface RunExtras {
+  /** Extra cascade overrides (the `debug` command's hook settings). */
+  overrides?: JsonObject;
+  /** Called after the run settles, before the runtime closes (the `debug` tree, `--profile`). */
+  after?: (runtime: Runtime) => void | Promise<void>;
+}
+
+export async function runSkill(skill: string, tokens: string[], opts: { argsJson?: string }, g: GlobalOptions, io: CliIO, extras: RunExtras = {}): Promise<number> {
   const rtOpts = runtimeOptions(g);
+  if (extras.overrides) rtOpts.overrides = mergeOverrides(rtOpts.overrides ?? {}, extras.overrides);
   const interactive = !!(io.stdin.isTTY && io.stdout.isTTY);
   const controller = new AbortController();
-  const runtime = await createRuntime({ ...rtOpts, interactive, signal: controller.signal });
-  if (rtOpts.logLevel) runtime.root.manager.configure({ level: rtOpts.logLevel, global: true });
-  const stop = installSignals(controller, runtime, io);
+  const paint = await painter(io.stderr, g.color !== false);
+  const runtime = await createRuntime({ ...rtOpts, interactive, signal: controller.signal, reporters: [consoleReporter(io.stderr, paint)] });
+  const root = runtime.root;
+  root.globals.internals.interactive = interactive;
+  const config = root.locals.config;
+  if (rtOpts.logLevel) root.manager.configure({ level: rtOpts.logLevel, global: true });
+  // Every CLI run is recorded for `agent-apps tail` (SPEC §10).
+  let jsonl: Reporter | undefined;
   try {
-    const kernel = runtime.root.globals.internals.kernel as Kernel;
-    const config = runtime.root.locals.config;
+    jsonl = jsonlReporter(config.workspace, root.nonlocals.rootContextId!);
+    root.manager.configure({ reporter: jsonl, global: true });
+  } catch (err) {
+    io.stderr.write(`${paint.yellow('warn')}: cannot record this run under ${config.workspace}/.agent-apps (${(err as Error).message})\n`);
+  }
+  const stop = installSignals(controller, runtime, io, graceMs(g));
+  try {
+    const kernel = root.globals.internals.kernel as Kernel;
     let params: unknown;
     try {
       params = (await kernel.resolve(skill, config.paths, config.cwd)).decl.params;
@@ -59,13 +81,22 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
     }
     const fromJson = await readArgsJson(opts.argsJson, io.stdin);
     const args: JsonObject = { ...(fromJson ?? {}), ...parseSkillArgs(tokens, params) };
+    root.manager.log({ type: 'run-start', tag: 'cli', level: 'info', text: `run ${skill}`, skill, args });
     const result = await Promise.race([runtime.invoke(skill, args), stop.interrupted]);
+    root.manager.log({ type: 'run-end', tag: 'cli', level: 'info', text: `run ${skill}: ok`, skill });
+    await extras.after?.(runtime);
+    if (g.profile) io.stderr.write(profileTable(root.globals.internals.profile as Profile | undefined, paint));
     const out = formatResult(result, !!g.json);
     if (out !== undefined) await write(io.stdout, out.endsWith('\n') ? out : out + '\n');
     return EXIT.ok;
   } catch (err) {
-    if (stop.signal) return stop.signal === 'SIGINT' ? EXIT.interrupted : EXIT.terminated;
-    const paint = await painter(io.stderr, g.color !== false);
+    if (stop.signal) {
+      await stop.settled;
+      root.manager.log({ type: 'run-end', tag: 'cli', level: 'warn', text: `run ${skill}: ${stop.signal}`, skill });
+      return stop.signal === 'SIGINT' ? EXIT.interrupted : EXIT.terminated;
+    }
+    root.manager.log({ type: 'run-end', tag: 'cli', level: 'error', code: (err as { code?: string })?.code, text: `run ${skill}: ${(err as Error)?.message ?? err}`, skill });
+    await extras.after?.(runtime);
     io.stderr.write(formatError(err, { debug: !!g.debug, paint }) + '\n');
     return exitCodeFor(err);
   } finally {
@@ -74,37 +105,78 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
   }
 }
 
+function graceMs(g: GlobalOptions): number {
+  const v = g.shutdownGrace === undefined ? 3000 : Number(g.shutdownGrace);
+  return Number.isFinite(v) && v >= 0 ? v : 3000;
+}
+
+export function profileTable(profile: Profile | undefined, paint: Painter): string {
+  if (!profile) return '';
+  const rows = [
+    ...Object.entries(profile.pipelines).map(([k, s]) => ['pipeline', k, s] as const),
+    ...Object.entries(profile.entries).map(([k, s]) => ['entry', k, s] as const),
+  ];
+  if (!rows.length) return '';
+  const w = Math.max(...rows.map((r) => r[1].length), 4);
+  let out = paint.bold(`\n${'KIND'.padEnd(8)}  ${'NAME'.padEnd(w)}  ${'COUNT'.padStart(6)}  ${'TOTAL ms'.padStart(10)}  ${'MEAN ms'.padStart(9)}  ${'MAX ms'.padStart(9)}`) + '\n';
+  for (const [kind, name, s] of rows) {
+    out += `${kind.padEnd(8)}  ${name.padEnd(w)}  ${String(s.count).padStart(6)}  ${s.total.toFixed(3).padStart(10)}  ${(s.total / s.count).toFixed(3).padStart(9)}  ${s.max.toFixed(3).padStart(9)}\n`;
+  }
+  return out + paint.dim('entry times are inclusive: each contains everything downstream of it\n');
+}
+
+interface Profile {
+  pipelines: Record<string, { count: number; total: number; max: number }>;
+  entries: Record<string, { count: number; total: number; max: number }>;
+}
+
 interface SignalState {
   signal: 'SIGINT' | 'SIGTERM' | undefined;
   interrupted: Promise<never>;
+  /** Resolves once shutdown handlers had their grace period and the root was aborted. */
+  settled: Promise<void>;
   dispose(): void;
 }
 
-/** SIGINT / SIGTERM abort the root context; a second SIGINT exits at once (SPEC §8). */
-function installSignals(controller: AbortController, runtime: Runtime, io: CliIO): SignalState {
+/**
+ * SIGINT / SIGTERM (SPEC §8): emit `shutdown`, await event-emit, give the handlers it dispatched
+ * up to the grace period to settle, abort the root context, exit 130 / 143. A second SIGINT
+ * exits at once.
+ */
+function installSignals(controller: AbortController, runtime: Runtime, io: CliIO, grace: number): SignalState {
   let reject!: (err: unknown) => void;
+  let markSettled!: () => void;
   const state: SignalState = {
     signal: undefined,
     interrupted: new Promise<never>((_, r) => (reject = r)),
+    settled: new Promise<void>((r) => (markSettled = r)),
     dispose() {
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
     },
   };
   state.interrupted.catch(() => {});
-  const handle = (sig: 'SIGINT' | 'SIGTERM') => {
+  const handle = async (sig: 'SIGINT' | 'SIGTERM') => {
     if (state.signal) {
       if (sig === 'SIGINT') process.exit(EXIT.interrupted);
       return;
     }
     state.signal = sig;
-    io.stderr.write(`\n${sig === 'SIGINT' ? 'interrupted' : 'terminated'} — stopping (press Ctrl-C again to exit at once)\n`);
+    io.stderr.write(`\n${sig === 'SIGINT' ? 'interrupted' : 'terminated'} — shutting down (Ctrl-C again to exit at once)\n`);
+    try {
+      const before = (runtime.root.globals.internals.dispatched as Promise<void>[] | undefined)?.length ?? 0;
+      await runtime.invoke('event-emit', { topic: 'shutdown', type: sig === 'SIGINT' ? 'sigint' : 'sigterm', data: { signal: sig }, source: 'cli' });
+      const dispatched = ((runtime.root.globals.internals.dispatched as Promise<void>[] | undefined) ?? []).slice(before);
+      if (dispatched.length) await settle(Promise.all(dispatched).then(() => undefined), grace);
+    } catch {
+      // Shutdown must proceed even if emitting fails.
+    }
     controller.abort(sig);
     reject(Object.assign(new Error(sig), { code: 'E_ABORTED' }));
-    void runtime;
+    markSettled();
   };
-  const onInt = () => handle('SIGINT');
-  const onTerm = () => handle('SIGTERM');
+  const onInt = () => void handle('SIGINT');
+  const onTerm = () => void handle('SIGTERM');
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
   return state;

@@ -1,5 +1,8 @@
-// Global options (SPEC §12) → createRuntime options, shared by every subcommand.
+// Global options (SPEC §12): their definitions, how they combine when given both before and after
+// a subcommand, and how they become createRuntime options — shared by every subcommand.
+import fs from 'node:fs';
 import path from 'node:path';
+import { Command, Option } from 'commander';
 import { AgentAppsError } from '../kernel/errors.ts';
 import type { LogLevel } from '../kernel/types.ts';
 import { mergeOverrides, parseOverrides } from './overrides.ts';
@@ -18,9 +21,65 @@ export interface GlobalOptions {
 }
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error'];
+const KEYS = ['cwd', 'path', 'set', 'debug', 'profile', 'logLevel', 'json', 'color', 'shutdownGrace'] as const;
+
+/**
+ * Adds the global options to `cmd`. The program shows them; subcommands get hidden copies, so
+ * that `list --json` and `describe greet --set x=1` work although the program parses its own
+ * options only before the subcommand (which keeps `run file-read --path x` the skill's arg).
+ */
+export function addGlobalOptions(cmd: Command, hidden = false): Command {
+  const options = [
+    new Option('--cwd <dir>', 'run as if started in <dir>'),
+    new Option('--path <dir>', 'prepend a skill search path (repeatable)').argParser(collect),
+    new Option('--set <key.path=value>', 'override cascade metadata; VALUE is YAML (repeatable)').argParser(collect),
+    new Option('--debug', 'instrument the pipeline (= --set debug=true) and print stacks on errors'),
+    new Option('--profile', 'time every pipeline and chain entry (= --set profile=true)'),
+    new Option('--log-level <level>', 'minimum log level').choices(LEVELS),
+    new Option('--json', 'print results and listings as JSON on one line'),
+    new Option('--no-color', 'disable colour (NO_COLOR and a non-TTY output disable it too)'),
+    new Option('--shutdown-grace <ms>', 'on SIGINT/SIGTERM, how long shutdown handlers may run before the root is aborted (default: 3000)'),
+  ];
+  for (const o of options) cmd.addOption(hidden ? o.hideHelp() : o);
+  return cmd;
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/** The global options given to `cmd` and its ancestors; lists concatenate, later flags win. */
+export function globalsOf(cmd: Command): GlobalOptions {
+  const chain: Command[] = [];
+  for (let c: Command | null = cmd; c; c = c.parent) chain.unshift(c);
+  let out: GlobalOptions = {};
+  for (const c of chain) {
+    const given: GlobalOptions = {};
+    for (const key of KEYS) {
+      if (c.getOptionValueSource(key) === 'cli') (given as Record<string, unknown>)[key] = c.getOptionValue(key);
+    }
+    out = mergeGlobals(out, given);
+  }
+  return out;
+}
+
+export function mergeGlobals(a: GlobalOptions, b: GlobalOptions): GlobalOptions {
+  const out: GlobalOptions = { ...a };
+  for (const key of KEYS) {
+    const v = b[key];
+    if (v === undefined) continue;
+    if (key === 'path' || key === 'set') out[key] = [...(a[key] ?? []), ...(v as string[])];
+    else (out as Record<string, unknown>)[key] = v;
+  }
+  return out;
+}
 
 export function runtimeOptions(g: GlobalOptions): RuntimeOptions & { logLevel?: LogLevel } {
   const cwd = path.resolve(g.cwd ?? process.cwd());
+  if (g.cwd !== undefined && !isDirectory(cwd)) throw new AgentAppsError('E_USAGE', `--cwd: '${g.cwd}' is not a directory`);
+  for (const p of g.path ?? []) {
+    if (!isDirectory(path.resolve(cwd, p))) throw new AgentAppsError('E_USAGE', `--path: '${p}' is not a directory`);
+  }
   let overrides = parseOverrides(g.set ?? []);
   if (g.debug) overrides = mergeOverrides(overrides, { debug: true });
   if (g.profile) overrides = mergeOverrides(overrides, { profile: true });
@@ -28,4 +87,12 @@ export function runtimeOptions(g: GlobalOptions): RuntimeOptions & { logLevel?: 
     throw new AgentAppsError('E_USAGE', `--log-level must be one of ${LEVELS.join(', ')} (got '${g.logLevel}')`);
   }
   return { cwd, paths: g.path ?? [], overrides, logLevel: g.logLevel as LogLevel | undefined };
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
 }

@@ -203,11 +203,11 @@ export class Manager implements ContextManager {
     throw err;
   }
 
-  abort(reason?: unknown): void {
+  abort(reason?: unknown, quiet = false): void {
     if (this.aborted) return;
     this.aborted = true;
     this.abortReason = reason;
-    this.log({ type: 'abort', tag: 'pipeline', level: 'info', text: `aborted${reason === undefined ? '' : `: ${reason instanceof Error ? reason.message : String(reason)}`}` });
+    if (!quiet) this.log({ type: 'abort', tag: 'pipeline', level: 'info', text: `aborted${reason === undefined ? '' : `: ${reason instanceof Error ? reason.message : String(reason)}`}` });
     this.controller?.abort(reason);
   }
 

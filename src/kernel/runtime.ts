@@ -89,7 +89,7 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
           await fn();
         } catch {}
       }
-      (root.manager as Manager).abort('runtime closed');
+      (root.manager as Manager).abort('runtime closed', true);
       await logger.close();
     },
   };

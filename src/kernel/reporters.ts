@@ -1,0 +1,91 @@
+// Log reporters (SPEC §10): `console` writes to stderr, coloured by level, and stays quiet for
+// internal tags below warn; `jsonl` records every event of one CLI run to
+// <workspace>/.agent-apps/runs/<rootContextId>.jsonl, which `agent-apps tail` reads.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { LogEvent, Reporter } from './types.ts';
+import type { Painter } from '../cli/output.ts';
+
+export const RUNS_DIR = path.join('.agent-apps', 'runs');
+export const KEEP_RUNS = 50;
+
+export function consoleReporter(stream: NodeJS.WritableStream, paint: Painter, opts: { verbose?: boolean } = {}): Reporter {
+  return {
+    name: 'console',
+    report(e: LogEvent) {
+      const user = e.tag === 'user' && e.type === 'message';
+      if (!opts.verbose && !user && e.level !== 'warn' && e.level !== 'error') return;
+      if (user) {
+        stream.write(`${e.text ?? ''}\n`);
+        return;
+      }
+      const level = e.level === 'error' ? paint.red(e.level) : e.level === 'warn' ? paint.yellow(e.level) : paint.dim(e.level);
+      const code = e.code ? ` ${paint.dim(`[${e.code}]`)}` : '';
+      stream.write(`${level}${code} ${paint.cyan(e.tool)}: ${e.text ?? e.type}\n`);
+    },
+  };
+}
+
+export interface JsonlReporter extends Reporter {
+  file: string;
+}
+
+/** One file per run; a `.live` marker (holding the pid) tells `tail --follow` the run is still going. */
+export function jsonlReporter(workspace: string, rootContextId: string, keep = KEEP_RUNS): JsonlReporter {
+  const dir = path.join(workspace, RUNS_DIR);
+  fs.mkdirSync(dir, { recursive: true });
+  prune(dir, keep - 1);
+  const file = path.join(dir, `${rootContextId}.jsonl`);
+  const live = path.join(dir, `${rootContextId}.live`);
+  const fd = fs.openSync(file, 'a');
+  fs.writeFileSync(live, String(process.pid));
+  let open = true;
+  return {
+    name: 'jsonl',
+    file,
+    report(e: LogEvent) {
+      if (!open) return;
+      let line: string;
+      try {
+        line = JSON.stringify(e, safe()) + '\n';
+      } catch {
+        line = JSON.stringify({ ...e, data: '[unserializable]' }) + '\n';
+      }
+      fs.writeSync(fd, line);
+    },
+    close() {
+      if (!open) return;
+      open = false;
+      fs.closeSync(fd);
+      fs.rmSync(live, { force: true });
+    },
+  };
+}
+
+function prune(dir: string, keep: number): void {
+  let files: { name: string; mtime: number }[];
+  try {
+    files = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.jsonl'))
+      .map((name) => ({ name, mtime: fs.statSync(path.join(dir, name)).mtimeMs }));
+  } catch {
+    return;
+  }
+  if (files.length <= keep) return;
+  files.sort((a, b) => b.mtime - a.mtime);
+  for (const f of files.slice(keep)) fs.rmSync(path.join(dir, f.name), { force: true });
+}
+
+function safe() {
+  const seen = new WeakSet<object>();
+  return (_key: string, value: unknown) => {
+    if (typeof value === 'bigint') return String(value);
+    if (typeof value === 'function') return undefined;
+    if (value && typeof value === 'object') {
+      if (seen.has(value)) return '[Circular]';
+      seen.add(value);
+    }
+    return value;
+  };
+}
