@@ -76,6 +76,7 @@ export function bootstrap(send: Send, configJson: string): Bridge {
   let pendingCount = 0;
   let logLines = 0;
   let logChars = 0;
+  let capReported = false;
   let currentCtx: unknown = undefined;
   let currentTarget: unknown = undefined;
 
@@ -96,7 +97,10 @@ export function bootstrap(send: Send, configJson: string): Bridge {
 
   function reserve(): boolean {
     if (pendingCount < maxPending) return true;
-    notify('$cap', '');
+    if (!capReported) {
+      capReported = true;
+      notify('$cap', '');
+    }
     return false;
   }
 
@@ -407,6 +411,7 @@ export function bootstrap(send: Send, configJson: string): Bridge {
     pendingCount = 0;
     logLines = 0;
     logChars = 0;
+    capReported = false;
     currentCtx = freeze({ args: deepFreeze(parse(argsJson)), manager });
     currentTarget = isMiddleware ? freeze({ manager: targetManager }) : currentCtx;
     if (typeof fn !== 'function') return complete(runEpoch, false, new TypeErrorCtor('the code did not compile to a function'));

@@ -38,7 +38,7 @@ export interface RunOptions {
 }
 
 export interface SandboxError {
-  /** `err.code` of what the code threw (default 'E_SKILL'); 'E_SANDBOX' for timeout, memory, crash, pending-call cap; 'E_ABORTED'. */
+  /** `err.code` of what the code threw (default 'E_SKILL'); 'E_SANDBOX' for timeout, memory, pending-call cap, disposal; 'E_ABORTED'. */
   code: string;
   message: string;
   /** Where in the agent code the error was thrown, when known (1-based, like the code's own lines). */
