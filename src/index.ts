@@ -6,6 +6,9 @@ import type { Kernel } from './kernel/orchestrator.ts';
 import type { Context } from './kernel/types.ts';
 import { check } from './kernel/schema.ts';
 import { eventBus } from './events/runtime.ts';
+import { Sandbox } from './sandbox/sandbox.ts';
+import { systemPrompt, userMessage } from './agent/prompt.ts';
+import { isCallable } from './agent/visible-tools.ts';
 
 setEntryUrl(import.meta.url);
 
@@ -15,6 +18,8 @@ export { serializeContext } from './kernel/serialize.ts';
 export { AgentAppsError, ConfigurationError, ToolNotFoundError, ValidationError, AbortError, formatSchemaErrors } from './kernel/errors.ts';
 export { isPathRef } from './loader/names.ts';
 export { parseAllowedTools, type AllowedTools } from './kernel/allowed-tools.ts';
+export { createCallbackRef, type CallbackRef } from './agent/callback-ref.ts';
+export { resolveVisibleTools, type VisibleTools, type ToolDoc } from './agent/visible-tools.ts';
 export type {
   Context,
   ContextManager,
@@ -67,4 +72,9 @@ export const internals = {
   check,
   /** The runtime's event bus (SPEC §8), created on first use. */
   eventBus,
+  /** The isolated-vm sandbox the agent runs code in (SPEC §11). */
+  Sandbox,
+  systemPrompt,
+  userMessage,
+  isCallable,
 };

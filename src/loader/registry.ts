@@ -38,8 +38,8 @@ export class Registry {
   }
 
   /** Removes a programmatic tool (ephemeral callback refs). */
-  unregister(name: string): void {
-    if (this.programmatic.delete(name)) this.generation++;
+  unregister(name: string, opts: { ephemeral?: boolean } = {}): void {
+    if (this.programmatic.delete(name) && !opts.ephemeral) this.generation++;
   }
 
   /** Forget the root indexes and re-check files on next use. */
@@ -186,13 +186,14 @@ export class Registry {
   }
 
   /** A programmatic tool: `runtime.register`, callback refs. */
-  register(def: ToolDef, kind: 'programmatic' | 'builtin' = 'programmatic'): LoadedTool {
+  register(def: ToolDef, kind: 'programmatic' | 'builtin' = 'programmatic', opts: { ephemeral?: boolean } = {}): LoadedTool {
     const fm = def.frontmatter ?? {};
     const { name, decl, metadata, frontmatter } = declare({ ...fm, name: def.name ?? fm.name }, def.name ?? '');
     const tool: LoadedTool = { name, kind, uri: null, frontmatter, prompt: def.prompt, fn: def.fn, decl, metadata, version: ++versions };
     this.programmatic.set(name, tool);
-    // Plans computed before may have treated this name as data: recompute them.
-    this.generation++;
+    // Plans computed before may have treated this name as data: recompute them — except for
+    // ephemeral callback refs, whose generated names no cascade can mention.
+    if (!opts.ephemeral) this.generation++;
     return tool;
   }
 

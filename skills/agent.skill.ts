@@ -1,0 +1,343 @@
+// The agent (seed 004): policy, not the LLM loop. It discovers the tools the skill may use,
+// builds the system prompt, makes two callback refs — `invoke` runs the model's code as an
+// anonymous skill through the full pipeline inside an isolated-vm sandbox, `hook` turns
+// lifecycle events into trace entries, bus events and directives (returns reminders,
+// persistent mode, limits) — and hands everything serializable to the provider skill.
+import {
+  AgentAppsError,
+  ConfigurationError,
+  ValidationError,
+  createCallbackRef,
+  internals,
+  isPathRef,
+  resolveVisibleTools,
+  type Context,
+  type JsonObject,
+  type ToolDef,
+} from 'agent-apps';
+
+export const frontmatter = {
+  name: 'agent',
+  description: 'Runs an LLM agent that acts by writing JavaScript which calls other skills through the pipeline, inside an isolated-vm sandbox.',
+  metadata: {
+    visibility: 'hidden',
+    tags: ['meta-internal', 'agent'],
+    params: {
+      type: 'object',
+      properties: {
+        prompt: { type: 'string', description: 'System prompt (the skill’s expanded prompt).' },
+        config: { type: 'object', description: 'Model configuration: provider, modelId, maxTurns, maxSteps, persistent, sandbox …' },
+        allowedTools: { type: 'string', description: 'Space-delimited allowed-tools globs.' },
+        returns: { type: ['object', 'boolean'], description: 'JSON Schema the result must match.' },
+        events: { type: 'string', description: 'Topic to emit agent events to.' },
+        name: { type: 'string', description: 'Display name for logs.' },
+        memory: { type: 'object', description: 'Seeds the sandbox `memory` global before the first turn.' },
+        skillName: { type: 'string' },
+        userMessage: { type: 'string' },
+      },
+      required: ['prompt'],
+      additionalProperties: false,
+    },
+    returns: {},
+  },
+};
+
+interface AgentArgs {
+  prompt: string;
+  config?: JsonObject;
+  allowedTools?: string;
+  returns?: JsonObject;
+  events?: string;
+  name?: string;
+  memory?: Record<string, unknown>;
+  skillName?: string;
+  userMessage?: string;
+}
+
+interface HookEvent {
+  type: string;
+  [key: string]: unknown;
+}
+
+type Sandbox = Awaited<ReturnType<typeof internals.Sandbox.create>>;
+
+const EVENT_NAMES: Record<string, string> = {
+  'turn-start': 'turn-start',
+  'turn-end': 'turn-end',
+  'tool-call': 'tool-call',
+  'tool-result': 'tool-result',
+  message: 'agent-message',
+  error: 'agent-error',
+};
+
+export default async function agent(ctx: Context, args: AgentArgs) {
+  const kernel = internals.kernel(ctx);
+  const parent = ctx.envelope.parent;
+  // The skill being served: agent-execute's target, or this invocation when called directly.
+  const served = parent && parent.envelope.hasOtherTarget ? parent.envelope.target : ctx;
+  const config: JsonObject = { ...(args.config ?? {}) };
+  const provider = typeof config.agent === 'string' ? config.agent : 'agent-strands';
+  const persistent = config.persistent === true;
+  if (persistent && args.returns) throw new ConfigurationError(`'${served.run.tool.name}': model.persistent cannot be combined with returns (a persistent agent never finishes)`);
+  const maxTurns = persistent ? Infinity : positive(config.maxTurns, 30, 'maxTurns');
+  const maxSteps = positive(config.maxSteps, 30, 'maxSteps');
+  const sandboxConfig = (config.sandbox ?? {}) as { timeoutMs?: number; memoryMb?: number };
+  const skillName = args.skillName ?? served.run.tool.name;
+  const topic = args.events ?? (served.nonlocals.agent?.events as string | undefined) ?? (typeof config.events === 'string' ? config.events : undefined);
+  const started = Date.now();
+
+  // The persistent agent scope (seed 004): events topic and the agent tree's ids.
+  served.nonlocals.agent = { ...(served.nonlocals.agent ?? {}), events: topic, contextId: served.envelope.id, ancestorContextId: ctx.nonlocals.agent?.contextId };
+  const trace: (HookEvent & { timestamp: number })[] = [];
+  const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  served.locals.agent = { trace, usage };
+  const bus = topic ? internals.eventBus(ctx) : undefined;
+  const emit = (type: string, data: unknown) => bus?.emit({ topic: topic!, type, data, source: skillName, rootContextId: ctx.nonlocals.rootContextId });
+  const progress = ctx.globals.internals.progress as ((e: HookEvent & { skill: string }) => void) | undefined;
+
+  const paths = served.locals.config.paths;
+  const cwd = served.locals.config.cwd;
+  const visibleOpts = { allowedTools: args.allowedTools, self: skillName, provider };
+  const visible = await resolveVisibleTools(kernel, paths, cwd, visibleOpts);
+  const servedIsMiddleware = served.envelope.hasOtherTarget;
+  const system = internals.systemPrompt(args.prompt, visible, { returns: args.returns, middlewareMode: servedIsMiddleware, maxSteps });
+  const message = args.userMessage ?? internals.userMessage(served.args, served.run.tool.params);
+
+  let sandbox: Sandbox | undefined;
+  let steps = 0;
+  let stepsExhausted = false;
+  let finished: { value: unknown } | undefined;
+  let lastToolError: AgentAppsError | undefined;
+  let reminders = 0;
+  const stop = new AbortController();
+  const onAbort = () => stop.abort(ctx.run.signal.reason);
+  ctx.run.signal.addEventListener('abort', onAbort, { once: true });
+
+  // ── the invoke tool: model code → anonymous skill → sandbox ───────────────────────────────
+  const anon: ToolDef = {
+    name: 'agent-code',
+    frontmatter: {
+      name: 'agent-code',
+      description: `Code written by the agent of '${skillName}'.`,
+      metadata: args.allowedTools !== undefined ? { 'allowed-tools': args.allowedTools } : {},
+    },
+    fn: (codeCtx: Context, a: { code: string }) => runCode(codeCtx, a.code),
+  };
+
+  async function runCode(codeCtx: Context, code: string): Promise<string> {
+    sandbox ??= await internals.Sandbox.create({ timeoutMs: sandboxConfig.timeoutMs, memoryMb: sandboxConfig.memoryMb, memory: args.memory });
+    const host = { call: (method: string, a: unknown[]) => bridge(codeCtx, method, a) };
+    const result = await sandbox.run(code, host, { args: jsonSafe(served.args), middleware: servedIsMiddleware, signal: codeCtx.run.signal });
+    const logs = result.logs.length ? `\nconsole:\n${result.logs.join('\n')}` : '';
+    if (!result.ok) {
+      const where = result.error.line !== undefined ? ` (line ${result.error.line})` : '';
+      const err = new AgentAppsError(result.error.code, `${result.error.message}${where}${logs}`);
+      if (result.error.code === 'E_SANDBOX') lastToolError = err;
+      throw err;
+    }
+    lastToolError = undefined;
+    if (finished) return `finished: ${preview(finished.value)}${logs}`;
+    return `result: ${preview(result.value)}${logs}`;
+  }
+
+  /** Every host call from sandbox code lands here: only JSON in, only JSON out. */
+  async function bridge(codeCtx: Context, method: string, a: unknown[]): Promise<unknown> {
+    switch (method) {
+      case 'invoke': {
+        const [ref, callArgs] = a as [unknown, unknown];
+        if (typeof ref !== 'string' || isPathRef(ref)) {
+          throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may only invoke tools by name; ${JSON.stringify(ref)?.slice(0, 80)} is a path, URI or definition`);
+        }
+        const tool = await kernel.resolve(ref, paths, cwd);
+        const check = internals.isCallable(tool.name, tool.decl.visibility === 'hidden', visibleOpts, callArgs);
+        if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${skillName}' may not invoke '${ref}': ${check.why}`);
+        return jsonSafe(await codeCtx.manager.invoke(ref, sanitizeArgs(callArgs, visibleOpts)));
+      }
+      case 'finish': {
+        const value = a[0] === undefined ? null : a[0];
+        if (args.returns) {
+          const errors = await internals.check(args.returns, value);
+          if (errors.length) throw new ValidationError(`finish() value does not match the returns schema`, errors, 'returns');
+        }
+        finished = { value };
+        codeCtx.manager.finish(value);
+        return null;
+      }
+      case 'fail': {
+        const e = a[0] as { message?: string; code?: string } | string | undefined;
+        const msg = typeof e === 'string' ? e : (e?.message ?? 'failed');
+        throw new AgentAppsError(typeof e === 'object' && e?.code ? e.code : 'E_SKILL', msg);
+      }
+      case 'abort':
+        // Refusal: the served skill is aborted and the agent stops.
+        served.manager.abort(a[0] ?? `agent of '${skillName}' aborted`);
+        stop.abort(a[0]);
+        return null;
+      case 'next': {
+        if (!servedIsMiddleware) throw new AgentAppsError('E_NOT_MIDDLEWARE', `'${skillName}' is not serving another pipeline: there is no target.manager.next()`);
+        return jsonSafe(await served.envelope.target.manager.next());
+      }
+      case 'get':
+        return jsonSafe(served.manager.get(checkPath(a[0], 'get')));
+      case 'set':
+        served.manager.set(checkPath(a[0], 'set'), a[1]);
+        return null;
+      case 'log': {
+        const e = a[0];
+        const input = typeof e === 'string' ? { text: e } : e && typeof e === 'object' ? (e as JsonObject) : { text: String(e) };
+        served.manager.log({ level: 'info', ...input, tag: 'agent', tool: skillName });
+        return null;
+      }
+      default:
+        throw new AgentAppsError('E_SANDBOX', `unknown host call '${method}'`);
+    }
+  }
+
+  const invokeCb = createCallbackRef(ctx, 'agent-invoke', async (cbCtx: Context, a: { code?: unknown }) => {
+    if (typeof a?.code !== 'string') throw new AgentAppsError('E_VALIDATION', 'invoke needs { code: string }');
+    if (steps >= maxSteps) {
+      stepsExhausted = true;
+      throw new AgentAppsError('E_AGENT_LIMIT', `maxSteps (${maxSteps}) exhausted: no more invoke calls`);
+    }
+    steps++;
+    return cbCtx.manager.invoke(anon, { code: a.code }, { context: { locals: { internals: { untrustedRef: true } } } });
+  });
+
+  // ── the lifecycle hook: trace, events, directives ───────────────────────────────────────
+  const hookCb = createCallbackRef(ctx, 'agent-hook', async (_cbCtx: Context, e: HookEvent) => {
+    const entry = { ...e, timestamp: Date.now() };
+    trace.push(entry);
+    progress?.({ ...e, skill: skillName });
+    if (e.type === 'usage') {
+      for (const k of ['inputTokens', 'outputTokens', 'totalTokens'] as const) usage[k] += Number((e as Record<string, unknown>)[k] ?? 0) || 0;
+    } else {
+      const name = e.type === 'tool-result' && e.error ? 'tool-error' : EVENT_NAMES[e.type];
+      if (name) emit(name, e);
+    }
+    switch (e.type) {
+      case 'tool-result':
+        if (finished) return { stop: true, result: finished.value };
+        return undefined;
+      case 'turn-end':
+        if (stepsExhausted) throw new AgentAppsError('E_AGENT_LIMIT', `maxSteps (${maxSteps}) exhausted before '${skillName}' finished`);
+        if (finished) return { stop: true, result: finished.value };
+        if (persistent) return { continue: true, message: 'Continue.' };
+        if (args.returns) {
+          reminders++;
+          return {
+            continue: true,
+            message: `You have not finished. Call ctx.manager.finish(value) from the invoke tool with a value matching this JSON Schema: ${JSON.stringify(args.returns)}`,
+          };
+        }
+        return undefined;
+      case 'error':
+        if (persistent) {
+          const attempt = Number(e.attempt ?? 1);
+          await sleep(Math.min(30_000, 1000 * 2 ** Math.max(0, attempt - 1)), stop.signal);
+          return { continue: true };
+        }
+        return undefined;
+      default:
+        return undefined;
+    }
+  });
+
+  emit('agent-start', { skill: skillName, provider, mode: visible.mode, tools: visible.tools.map((t) => t.name) });
+  try {
+    const result = await ctx.manager.invoke(provider, {
+      prompt: system,
+      config: { ...config, maxTurns },
+      invokeRef: invokeCb.ref,
+      hookRef: hookCb.ref,
+      userMessage: message,
+      skillName,
+      agentSignal: stop.signal,
+    });
+    const value = finished ? finished.value : result;
+    ctx.manager.log({ type: 'agent-usage', tag: 'agent', level: 'info', tool: skillName, text: `${trace.filter((t) => t.type === 'turn-start').length} turns, ${steps} invoke calls, ${usage.totalTokens} tokens`, usage, steps });
+    emit('agent-complete', { skill: skillName, result: value, usage, steps, durationMs: Date.now() - started });
+    return value;
+  } catch (err) {
+    let error = err as Error & { code?: string };
+    // E_SANDBOX reaches the caller only when the run ends on it.
+    if (lastToolError && error.code === 'E_AGENT_LIMIT') error = new AgentAppsError('E_SANDBOX', `${lastToolError.message.split('\n')[0]} — and then: ${error.message}`);
+    emit('agent-error', { skill: skillName, error: { message: error.message, code: error.code }, usage, steps });
+    throw error;
+  } finally {
+    ctx.run.signal.removeEventListener('abort', onAbort);
+    sandbox?.dispose();
+    invokeCb.release();
+    hookCb.release();
+    void reminders;
+  }
+}
+
+function positive(value: unknown, fallback: number, key: string): number {
+  if (value === undefined || value === null) return fallback;
+  if (value === Infinity || value === '.inf') return Infinity;
+  if (typeof value !== 'number' || !(value > 0)) throw new ConfigurationError(`model.${key} must be a positive number, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** Agent code may pass `$context: { middleware }` (seed 000), but only tools it may call, and nothing else. */
+function sanitizeArgs(value: unknown, opts: { allowedTools?: string; self?: string; provider?: string }): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value ?? {};
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (!k.startsWith('$')) {
+      out[k] = v;
+      continue;
+    }
+    if (k !== '$context') throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may not pass '${k}' to invoke`);
+    const c = (v ?? {}) as JsonObject;
+    const mw = { ...((c.middleware as JsonObject) ?? {}), ...(((c.locals as JsonObject | undefined)?.middleware as JsonObject) ?? {}) };
+    for (const key of Object.keys(c)) {
+      if (key !== 'middleware' && key !== 'locals') throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may only pass $context.middleware, not $context.${key}`);
+    }
+    for (const [name, spec] of Object.entries(mw)) {
+      const check = internals.isCallable(name, false, opts);
+      if (!check.ok || (spec && typeof spec === 'object' && 'fn' in (spec as object))) {
+        throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}'${check.ok ? '' : `: ${check.why}`}`);
+      }
+    }
+    out.$context = { middleware: mw };
+  }
+  return out;
+}
+
+/** Paths agent code may read or write on its skill's context: never internals, config or middleware. */
+function checkPath(path: unknown, op: string): string {
+  if (typeof path !== 'string' || !path) throw new AgentAppsError('E_VALIDATION', `${op} needs a dotted path`);
+  const blocked = /^(globals|manager|envelope\.(parent|target)|locals\.(internals|config|middleware)|nonlocals\.middleware|run\.signal)(\.|$)/;
+  if (blocked.test(path) || path.split('.').some((p) => p === '__proto__' || p === 'constructor' || p === 'prototype')) {
+    throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may not ${op} '${path}'`);
+  }
+  if (op === 'set' && /^(args|envelope|run)(\.|$)/.test(path)) throw new AgentAppsError('E_IMMUTABLE', `'${path}' is immutable`);
+  return path;
+}
+
+function jsonSafe(value: unknown): unknown {
+  if (value === undefined) return null;
+  try {
+    return JSON.parse(JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? String(v) : v)) ?? 'null');
+  } catch {
+    return String(value);
+  }
+}
+
+function preview(value: unknown): string {
+  const text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value ?? null);
+  return text.length > 20_000 ? text.slice(0, 20_000) + `… (${text.length} characters)` : text;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,18 @@
+// createCallbackRef (seed 004): an ephemeral programmatic tool with a generated name, so that a
+// function can be handed across a serializable boundary (the agent provider) as a plain ref.
+import { randomUUID } from 'node:crypto';
+import type { Kernel } from '../kernel/orchestrator.ts';
+import type { Context, ToolFn } from '../kernel/types.ts';
+
+export interface CallbackRef {
+  ref: string;
+  release(): void;
+}
+
+export function createCallbackRef(ctx: Context, prefix: string, fn: ToolFn, description = 'callback ref'): CallbackRef {
+  const kernel = ctx.globals.internals.kernel as Kernel;
+  const ref = `${prefix}-${randomUUID().slice(0, 8)}`;
+  // Hidden, and outside every cascade: the default pipeline still runs around it.
+  kernel.registry.register({ name: ref, frontmatter: { name: ref, description, metadata: { visibility: 'hidden', tags: ['meta-internal', 'callback'] } }, fn }, 'programmatic', { ephemeral: true });
+  return { ref, release: () => kernel.registry.unregister(ref, { ephemeral: true }) };
+}
