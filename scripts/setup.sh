@@ -9,3 +9,6 @@ npm run build --silent
 echo >&2
 echo '$ agent-apps --cwd examples/hello run greet --name Ada' >&2
 ./bin/agent-apps.js --cwd examples/hello run greet --name Ada
+echo >&2
+echo '$ agent-apps --cwd examples/hello run summarize --text "…"    # an agent skill, replayed offline' >&2
+./bin/agent-apps.js --cwd examples/hello run summarize --text "Skills are small tools written as Markdown prompts or TypeScript modules, run through one kernel."
