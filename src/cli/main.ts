@@ -6,6 +6,8 @@ import { registerList } from './list.ts';
 import { registerDescribe } from './describe.ts';
 import { registerTail } from './tail.ts';
 import { registerDebug } from './debug.ts';
+import { registerInit } from './init.ts';
+import { registerNew } from './new.ts';
 import { VERSION } from './version.ts';
 import { addGlobalOptions, globalsOf } from './runtime-options.ts';
 
@@ -47,6 +49,8 @@ Exit codes: 0 ok, 1 the skill failed, 2 usage or configuration error, 3 refused 
   registerDescribe(program, io);
   registerTail(program, io);
   registerDebug(program, io);
+  registerInit(program, io);
+  registerNew(program, io);
   // Every subcommand accepts the global options too: `list --json`, `describe greet --set x=1`.
   for (const cmd of program.commands) addGlobalOptions(cmd, true);
   return program;
