@@ -82,12 +82,21 @@ export default async function agent(ctx: Context, args: AgentArgs) {
   const maxTurns = persistent ? Infinity : positive(config.maxTurns, 30, 'maxTurns');
   const maxSteps = positive(config.maxSteps, 30, 'maxSteps');
   const sandboxConfig = (config.sandbox ?? {}) as { timeoutMs?: number; memoryMb?: number };
+  // Checked now: the sandbox starts lazily, and a bad limit must not reach the model as a tool error.
+  for (const [key, min] of [['timeoutMs', 1], ['memoryMb', 8]] as const) {
+    const v: unknown = sandboxConfig[key];
+    if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < min)) throw new ConfigurationError(`model.sandbox.${key} must be a number ≥ ${min} (got ${JSON.stringify(v)})`);
+  }
   const skillName = args.skillName ?? served.run.tool.name;
   const topic = args.events ?? (served.nonlocals.agent?.events as string | undefined) ?? (typeof config.events === 'string' ? config.events : undefined);
   const started = Date.now();
 
-  // The persistent agent scope (seed 004): events topic and the agent tree's ids.
-  served.nonlocals.agent = { ...(served.nonlocals.agent ?? {}), events: topic, contextId: served.envelope.id, ancestorContextId: ctx.nonlocals.agent?.contextId };
+  // The persistent agent scope (seed 004): events topic and the agent tree's ids. It is set on
+  // this context too, so that the provider, the agent code and any agent it invokes (a nested
+  // agent's ancestorContextId, its inherited events topic) descend from it.
+  const scope = { ...(served.nonlocals.agent ?? {}), events: topic, contextId: served.envelope.id, ancestorContextId: ctx.nonlocals.agent?.contextId };
+  served.nonlocals.agent = scope;
+  ctx.nonlocals.agent = scope;
   const trace: (HookEvent & { timestamp: number })[] = [];
   const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
   served.locals.agent = { trace, usage };
@@ -151,7 +160,8 @@ export default async function agent(ctx: Context, args: AgentArgs) {
         const tool = await kernel.resolve(ref, paths, cwd);
         const check = internals.isCallable(tool.name, tool.decl.visibility === 'hidden', visibleOpts, callArgs);
         if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${skillName}' may not invoke '${ref}': ${check.why}`);
-        return jsonSafe(await codeCtx.manager.invoke(ref, sanitizeArgs(callArgs, visibleOpts)));
+        const clean = await sanitizeArgs(callArgs, visibleOpts, async (name) => (await kernel.resolve(name, paths, cwd)).decl.visibility === 'hidden');
+        return jsonSafe(await codeCtx.manager.invoke(ref, clean));
       }
       case 'finish': {
         const value = a[0] === undefined ? null : a[0];
@@ -279,8 +289,15 @@ function positive(value: unknown, fallback: number, key: string): number {
   return value;
 }
 
-/** Agent code may pass `$context: { middleware }` (seed 000), but only tools it may call, and nothing else. */
-function sanitizeArgs(value: unknown, opts: { allowedTools?: string; self?: string; provider?: string }): unknown {
+/**
+ * Agent code may pass `$context: { middleware }` (seed 000), but only middleware it could invoke
+ * itself — hidden ones (delegate, validate-*) only when allowed-tools names them, arg constraints
+ * checked against the middleware's args (`delegate(ref=my-*)`) — and never `fn` or `remove`
+ * (which would drop a validation from the chain of the tool it calls).
+ */
+const SPEC_KEYS = ['args', 'before', 'after', 'remove', 'fn'];
+
+async function sanitizeArgs(value: unknown, opts: { allowedTools?: string; self?: string; provider?: string }, isHidden: (name: string) => Promise<boolean>): Promise<unknown> {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return value ?? {};
   const out: JsonObject = {};
   for (const [k, v] of Object.entries(value)) {
@@ -295,10 +312,19 @@ function sanitizeArgs(value: unknown, opts: { allowedTools?: string; self?: stri
       if (key !== 'middleware' && key !== 'locals') throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may only pass $context.middleware, not $context.${key}`);
     }
     for (const [name, spec] of Object.entries(mw)) {
-      const check = internals.isCallable(name, false, opts);
-      if (!check.ok || (spec && typeof spec === 'object' && 'fn' in (spec as object))) {
-        throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}'${check.ok ? '' : `: ${check.why}`}`);
+      // The kernel reads `{ args, before, after, remove, fn }` (those keys only) as an entry spec, anything else as args.
+      const keys = spec && typeof spec === 'object' && !Array.isArray(spec) ? Object.keys(spec) : [];
+      const isSpec = keys.length > 0 && keys.every((key) => SPEC_KEYS.includes(key));
+      if (isSpec && (keys.includes('fn') || keys.includes('remove'))) throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}' with fn or remove`);
+      const mwArgs = isSpec ? (spec as JsonObject).args : spec;
+      let hidden: boolean;
+      try {
+        hidden = await isHidden(name);
+      } catch {
+        throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}': no such skill`);
       }
+      const check = internals.isCallable(name, hidden, opts, mwArgs);
+      if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}': ${check.why}`);
     }
     out.$context = { middleware: mw };
   }
