@@ -45,9 +45,11 @@ interface ProviderArgs {
 }
 
 export default async function agentStrands(ctx: Context, args: ProviderArgs): Promise<unknown> {
-  const [{ createModel }, { runAgentLoop }] = await Promise.all([import('./models.ts'), import('./loop.ts')]);
+  const [{ createModel }, { runAgentLoop }, { withStrandsLog }] = await Promise.all([import('./models.ts'), import('./loop.ts'), import('./logging.ts')]);
   const config = args.config ?? {};
-  const model = await createModel(config, typeof config.baseDir === 'string' ? { baseDir: config.baseDir } : {});
+  const onLog = (level: 'debug' | 'info' | 'warn' | 'error', text: string) => ctx.manager.log({ type: 'strands', tag: 'agent', level, text });
+  // The SDK logs from model constructors too (e.g. a defaulted modelId): never to the console.
+  const model = await withStrandsLog(onLog, () => createModel(config, typeof config.baseDir === 'string' ? { baseDir: config.baseDir } : {}));
   const { hookRef, invokeRef } = args;
   const signal = isAbortSignal(args.agentSignal) ? args.agentSignal : ctx.run.signal;
   const maxTurns = typeof config.maxTurns === 'number' ? config.maxTurns : undefined;
@@ -60,7 +62,7 @@ export default async function agentStrands(ctx: Context, args: ProviderArgs): Pr
     deltas: config.deltas === true,
     onCode: (code) => ctx.manager.invoke(invokeRef, { code }),
     ...(hookRef ? { onHook: (event) => ctx.manager.invoke(hookRef, event) } : {}),
-    onLog: (level, text) => ctx.manager.log({ type: 'strands', tag: 'agent', level, text }),
+    onLog,
   });
   return out.stopped ? out.stopped.result : out.text;
 }

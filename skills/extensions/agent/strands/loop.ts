@@ -18,7 +18,7 @@ import { explainModelError } from './models.ts';
 import { withStrandsLog } from './logging.ts';
 import type { StrandsLogSink } from './logging.ts';
 
-export type AgentHookType = 'turn-start' | 'message' | 'reasoning' | 'tool-call' | 'tool-result' | 'turn-end' | 'error' | 'usage';
+export type AgentHookType = 'turn-start' | 'message' | 'reasoning' | 'tool-call' | 'tool-result' | 'turn-end' | 'error' | 'retry' | 'usage';
 
 export interface AgentHookEvent {
   type: AgentHookType;
@@ -100,6 +100,8 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
   const state = {
     turn: 0,
     retrying: false,
+    /** The attempt count of the model call that failed last. */
+    attempt: 0,
     lastText: '',
     stop: undefined as undefined | { result: unknown },
     /** An error thrown by a hook: it ends the loop as it is, never reworded as a model error. */
@@ -169,7 +171,9 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
       return;
     }
     if (state.retrying) {
+      // The same turn again after a failed model call (seed 004: the trace's `retry`).
       state.retrying = false;
+      if (takeStop(await hook({ type: 'retry', attempt: state.attempt + 1, turnNumber: state.turn }))) ev.cancel = 'stopped';
       return;
     }
     state.turn++;
@@ -192,6 +196,7 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
     if (state.stop) return;
     if (ev.error) {
       state.retrying = true; // the next model call, if any, is a retry of this turn
+      state.attempt = ev.attemptCount;
       if (ev.error.name === 'CancelledError' || signal?.aborted) return;
       const d = await hook({ type: 'error', error: explainModelError(ev.error, model).message, attempt: ev.attemptCount, turnNumber: state.turn });
       if (takeStop(d)) return;
