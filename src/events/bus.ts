@@ -337,6 +337,7 @@ export class EventBus {
     if (queue !== undefined && back.length > 0) {
       back.sort((a, b) => a.seq - b.seq);
       putFront(queue, back.map((e) => e.event));
+      wake(queue);
     }
     return result;
   }
