@@ -13,6 +13,8 @@ export class ContextEnvelope implements Envelope {
     this.parent = parent;
     this.target = target ?? self;
     this.hasOtherTarget = target !== undefined && target !== self;
+    // Immutable (seed 001): the lazily created id lives in a private field, which freezing allows.
+    Object.freeze(this);
   }
   get id(): string {
     return (this.#id ??= randomUUID());
@@ -39,6 +41,7 @@ export class ContextRun implements RunState {
     this.middleware = EMPTY;
     this.tool = tool;
     this.interactive = interactive;
+    Object.defineProperty(this, 'interactive', { writable: false, configurable: false });
   }
   get signal(): AbortSignal {
     return this.#source.signal;
@@ -47,8 +50,8 @@ export class ContextRun implements RunState {
 const EMPTY: JsonObject = Object.freeze({}) as JsonObject;
 
 export class ContextImpl implements Context {
-  readonly envelope: ContextEnvelope;
-  readonly args: any;
+  declare readonly envelope: ContextEnvelope;
+  declare readonly args: any;
   run!: ContextRun;
   locals: Locals;
   nonlocals: Nonlocals;
@@ -56,8 +59,9 @@ export class ContextImpl implements Context {
   #manager!: ContextManager;
 
   constructor(parent: Context | null, target: Context | undefined, args: unknown, locals: Locals, nonlocals: Nonlocals, globals: Globals) {
-    this.envelope = new ContextEnvelope(this, parent, target);
-    this.args = args;
+    // `envelope` is immutable and `args` set-once (seed 001): neither can be reassigned.
+    Object.defineProperty(this, 'envelope', { value: new ContextEnvelope(this, parent, target), enumerable: true, writable: false, configurable: false });
+    Object.defineProperty(this, 'args', { value: args, enumerable: true, writable: false, configurable: false });
     this.locals = locals;
     this.nonlocals = nonlocals;
     this.globals = globals;

@@ -249,7 +249,9 @@ export function mergeExtra(entries: readonly ChainEntry[], ...sources: (ExtraMid
         const old = chain[i]!;
         chain[i] = { name, args: spec.args, fn: spec.fn ?? old.fn, before: spec.before ?? old.before, after: spec.after ?? old.after, from: 'middleware' };
       } else {
-        chain.push({ name, args: spec.args, fn: spec.fn, before: spec.before ?? DEFAULT_BEFORE, after: spec.after ?? DEFAULT_AFTER, from: 'middleware' });
+        // Like `$order`: the default slot only for an entry with no constraint at all.
+        const own = spec.before !== undefined || spec.after !== undefined;
+        chain.push({ name, args: spec.args, fn: spec.fn, before: spec.before ?? (own ? [] : DEFAULT_BEFORE), after: spec.after ?? (own ? [] : DEFAULT_AFTER), from: 'middleware' });
       }
     }
   }
