@@ -10,6 +10,7 @@ export default async function execute(ctx: Context) {
   const target = ctxTarget(ctx);
   if (!internals.hasFunction(target)) return target.manager.next();
   const value = await internals.runFunction(target);
-  target.manager.finish(value);
+  // Returning undefined does not clobber a result the tool set itself (ctx.manager.finish).
+  target.manager.finish(value === undefined ? target.locals.result : value);
   return value;
 }
