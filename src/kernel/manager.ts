@@ -130,9 +130,11 @@ export class Manager implements ContextManager {
     try {
       value = entry.fn ? await entry.fn(ctx, entry.args) : await this.kernel.invokeEntry(ctx, entry);
     } catch (err) {
-      if (err instanceof AbortError && !this.aborted) {
-        // A middleware refusing through its own context refuses the served tool (seed 002).
-        this.abort(err.reason);
+      if (err instanceof AbortError) {
+        // Refusal unwinds like a return (seed 002): upstream post-steps run, and the pipeline
+        // rejects with the AbortError at its end. A middleware refusing through its own context
+        // refuses the served tool; an abort from above is logged once, where it happened.
+        if (!this.isAborted()) this.abort(err.reason);
         return ctx.locals.result;
       }
       throw err;
