@@ -103,6 +103,9 @@ export async function createModel(config: ModelConfig = {}, options: CreateModel
         params: { parallel_tool_calls: false, ...params },
         clientConfig: { ...(baseURL ? { baseURL } : {}), maxRetries, ...(timeout ? { timeout } : {}) },
       });
+      // Text streamed before a tool call would be dropped by the SDK's chat adapter (1.19).
+      const { TextBeforeToolFix } = await import('./stream-fix.ts');
+      model = new TextBeforeToolFix(model);
       Object.assign(info, { provider: 'openai', baseURL });
       break;
     }
