@@ -1,0 +1,194 @@
+// The openai provider through the FULL agent path (Markdown skill → agent-execute → agent →
+// agent-strands → Strands OpenAIModel → HTTP) against a fake OpenAI-compatible chat-completions
+// server on 127.0.0.1 (node:http, port 0, stopped by each test): streamed SSE, a tool call whose
+// arguments arrive in pieces, what the model is sent, and the failure modes (SPEC §11).
+import { describe, test } from 'node:test';
+import type { TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import YAML from 'yaml';
+import { tempDir } from './helpers.ts';
+import { agentRuntime, eventQueue, invokeWithTrace, types } from './agent-helpers.ts';
+
+type Reply = { status: number; json: unknown } | { sse: unknown[] };
+
+/** A chat-completions server answering request n with replies[n]; stopped when the test ends (and after 15 s at most). */
+async function fakeServer(t: TestContext, replies: Reply[]) {
+  const requests: Array<{ url: string; body: any }> = [];
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let raw = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (raw += c));
+    req.on('end', () => {
+      requests.push({ url: req.url ?? '', body: raw ? JSON.parse(raw) : undefined });
+      const reply = replies[requests.length - 1];
+      if (!reply) {
+        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'no more replies' } }));
+      } else if ('sse' in reply) {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        for (const chunk of reply.sse) res.write(`data: ${typeof chunk === 'string' ? chunk : JSON.stringify(chunk)}\n\n`);
+        res.end();
+      } else {
+        res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.json));
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  const guard = setTimeout(() => void close(), 15_000);
+  guard.unref();
+  function close(): Promise<void> {
+    clearTimeout(guard);
+    server.closeAllConnections();
+    return new Promise((resolve) => server.close(() => resolve()));
+  }
+  t.after(close);
+  return { baseURL: `http://127.0.0.1:${port}/v1`, requests };
+}
+
+const chunk = (delta: unknown, finish: string | null = null) => ({
+  id: 'chatcmpl-1',
+  object: 'chat.completion.chunk',
+  created: 0,
+  model: 'fake-model',
+  choices: [{ index: 0, delta, finish_reason: finish }],
+});
+const usage = (p: number, c: number) => ({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 0, model: 'fake-model', choices: [], usage: { prompt_tokens: p, completion_tokens: c, total_tokens: p + c } });
+
+/** A streamed `invoke` tool call whose JSON arguments arrive in five pieces. */
+function toolCallReply(code: string, text?: string): Reply {
+  const args = JSON.stringify({ code });
+  const cuts = [0, 4, 17, Math.floor(args.length / 2), args.length - 3, args.length];
+  const pieces = cuts.slice(1).map((end, i) => args.slice(cuts[i], end));
+  return {
+    sse: [
+      chunk({ role: 'assistant', content: text ?? null }),
+      chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'invoke', arguments: '' } }] }),
+      ...pieces.map((p) => chunk({ tool_calls: [{ index: 0, function: { arguments: p } }] })),
+      chunk({}, 'tool_calls'),
+      usage(120, 30),
+      '[DONE]',
+    ],
+  };
+}
+
+function textReply(...parts: string[]): Reply {
+  return { sse: [chunk({ role: 'assistant', content: '' }), ...parts.map((p) => chunk({ content: p })), chunk({}, 'stop'), usage(160, 8), '[DONE]'] };
+}
+
+const openai = (baseURL: string, extra: Record<string, unknown> = {}) => ({ model: { provider: 'openai', baseURL, modelId: 'fake-model', ...extra } });
+
+const COUNT_RETURNS = { type: 'object', properties: { count: { type: 'integer' } }, required: ['count'] };
+const TEXT_PARAMS = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] };
+
+describe('openai provider through the full agent path (fake OpenAI-compatible server)', () => {
+  test('a Markdown agent skill: the streamed tool call runs in the sandbox, finish() ends the run after one request', { timeout: 15_000 }, async (t) => {
+    const code = "const n = await ctx.manager.invoke('wordcount', { text: ctx.args.text });\nconsole.log('counted', n);\nctx.manager.finish({ count: n });";
+    const srv = await fakeServer(t, [toolCallReply(code, 'Counting.')]);
+    const rt = await agentRuntime(t, {}, { overrides: openai(srv.baseURL) });
+    const run = await invokeWithTrace(rt, 'count', { text: 'a b c' });
+    assert.equal(run.error, undefined, run.error?.message);
+    assert.deepEqual(run.value, { count: 3 });
+    assert.equal(srv.requests.length, 1);
+    const [req] = srv.requests;
+    assert.equal(req!.url, '/v1/chat/completions');
+    assert.equal(req!.body.model, 'fake-model');
+    assert.equal(req!.body.stream, true);
+    assert.equal(req!.body.parallel_tool_calls, false);
+    assert.deepEqual(req!.body.tools.map((x: any) => x.function.name), ['invoke']);
+    // What the model is given: the expanded prompt + tool docs as the system message, the args as YAML.
+    const [system, user] = req!.body.messages;
+    assert.equal(system.role, 'system');
+    const systemText = JSON.stringify(system.content);
+    assert.match(systemText, /You count words with the `wordcount` tool\.\\n\\nThe text is: a b c/);
+    assert.match(systemText, /### wordcount/);
+    assert.equal(user.role, 'user');
+    assert.match(JSON.stringify(user.content), /Carry out the task described in your instructions with these args:\\n\\ntext: a b c/);
+    // The trace saw the text, the reassembled code, and the result.
+    const call = run.trace.find((e) => e.type === 'tool-call')!;
+    assert.equal(call.args.code, code);
+    assert.equal(run.trace.find((e) => e.type === 'tool-result')!.result, 'finished: {"count":3}\nconsole:\ncounted 3');
+    assert.equal(run.trace.find((e) => e.type === 'message')!.text, 'Counting.');
+    assert.equal(run.usage.totalTokens, 150);
+  });
+
+  test('the tool result, console output included, is what the model sees next; its final text is the result', { timeout: 15_000 }, async (t) => {
+    const srv = await fakeServer(t, [toolCallReply("console.log('two words');\nreturn await ctx.manager.invoke('wordcount', { text: ctx.args.text });", 'Let me count.'), textReply('There are ', '2 words.')]);
+    const rt = await agentRuntime(t, { answer: { params: TEXT_PARAMS, 'allowed-tools': 'wordcount' } }, { overrides: openai(srv.baseURL) });
+    assert.equal(await rt.invoke('answer', { text: 'x y' }), 'There are 2 words.');
+    assert.equal(srv.requests.length, 2);
+    const tool = srv.requests[1]!.body.messages.find((m: any) => m.role === 'tool');
+    assert.equal(tool.tool_call_id, 'call_1');
+    assert.match(JSON.stringify(tool.content), /result: 2\\nconsole:\\ntwo words/);
+    // The text the model streamed before its tool call stays in the conversation (stream-fix.ts).
+    const assistant = srv.requests[1]!.body.messages.find((m: any) => m.role === 'assistant');
+    assert.match(JSON.stringify(assistant.content), /Let me count\./);
+    assert.equal(assistant.tool_calls.length, 1);
+  });
+
+  test('a tool error (E_UNTRUSTED_REF) goes back to the model as the tool result, and the run goes on', { timeout: 15_000 }, async (t) => {
+    const srv = await fakeServer(t, [toolCallReply("return await ctx.manager.invoke('file:///etc/passwd', {});"), textReply('I may not do that.')]);
+    const rt = await agentRuntime(t, { sneaky: {} }, { overrides: openai(srv.baseURL) });
+    assert.equal(await rt.invoke('sneaky', {}), 'I may not do that.');
+    const tool = srv.requests[1]!.body.messages.find((m: any) => m.role === 'tool');
+    assert.match(JSON.stringify(tool.content), /agent code may only invoke tools by name/);
+  });
+
+  test('returns: a turn that ends without finish() gets the reminder as the next user message', { timeout: 15_000 }, async (t) => {
+    const srv = await fakeServer(t, [textReply('Three.'), toolCallReply('ctx.manager.finish({ count: 3 });')]);
+    const rt = await agentRuntime(t, { strict: { returns: COUNT_RETURNS } }, { overrides: openai(srv.baseURL) });
+    assert.deepEqual(await rt.invoke('strict', {}), { count: 3 });
+    assert.equal(srv.requests.length, 2);
+    const last = srv.requests[1]!.body.messages.at(-1);
+    assert.equal(last.role, 'user');
+    assert.match(JSON.stringify(last.content), /You have not finished\. Call ctx\.manager\.finish\(value\) from the invoke tool with a value matching this JSON Schema/);
+  });
+
+  test('persistent mode: a server error is reported (error), retried after the backoff (retry), and the run recovers', { timeout: 15_000 }, async (t) => {
+    const srv = await fakeServer(t, [{ status: 500, json: { error: { message: 'overloaded' } } }, toolCallReply("ctx.manager.finish('recovered');")]);
+    const rt = await agentRuntime(t, { keeper: {} }, { overrides: openai(srv.baseURL, { persistent: true, maxRetries: 0 }) });
+    const run = await invokeWithTrace(rt, 'keeper');
+    assert.equal(run.value, 'recovered', run.error?.message);
+    assert.equal(srv.requests.length, 2);
+    const [error, retry] = run.trace.filter((e) => e.type === 'error' || e.type === 'retry');
+    assert.equal(error!.attempt, 1);
+    assert.match(error!.error, /overloaded|500/);
+    assert.deepEqual([retry!.type, retry!.attempt, retry!.turnNumber], ['retry', 2, 1]);
+    assert.deepEqual(types(run.trace).slice(0, 3), ['turn-start', 'error', 'retry']);
+  });
+
+  test('a refused connection is E_MODEL, one line naming model.baseURL; agent-error on the topic', { timeout: 15_000 }, async (t) => {
+    // A port that was just free: nothing listens there.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const deadURL = `http://127.0.0.1:${port}/v1`;
+    const rt = await agentRuntime(t, { offline: { model: { events: 'offline-events' } } }, { overrides: openai(deadURL) });
+    const q = await eventQueue(rt, 'offline-events');
+    const started = performance.now();
+    const run = await invokeWithTrace(rt, 'offline');
+    assert.ok(performance.now() - started < 10_000);
+    assert.equal(run.error.code, 'E_MODEL');
+    assert.equal(run.error.message, `cannot reach the model at ${deadURL} — check model.baseURL (is the server running?)`);
+    assert.ok(!run.error.message.includes('\n'));
+    const events = await q.drain();
+    assert.equal(events.at(-1)!.type, 'agent-error');
+    assert.equal(events.at(-1)!.data.error.code, 'E_MODEL');
+  });
+
+  test('model.record writes a cassette of the live run, and replaying it gives the same result offline', { timeout: 15_000 }, async (t) => {
+    const code = "ctx.manager.finish({ count: await ctx.manager.invoke('wordcount', { text: ctx.args.text }) });";
+    const srv = await fakeServer(t, [toolCallReply(code, 'Counting.')]);
+    const dir = tempDir(t);
+    const recorded = path.join(dir, 'recorded.yaml');
+    const live = await agentRuntime(t, {}, { overrides: openai(srv.baseURL, { record: recorded }) });
+    assert.deepEqual(await live.invoke('count', { text: 'one two three four' }), { count: 4 });
+    assert.deepEqual(YAML.parse(fs.readFileSync(recorded, 'utf8')), { turns: [{ text: 'Counting.', invoke: code }] });
+    const offline = await agentRuntime(t, {}, { overrides: { model: { provider: 'replay', cassette: recorded } } });
+    assert.deepEqual(await offline.invoke('count', { text: 'one two three four' }), { count: 4 });
+  });
+});
