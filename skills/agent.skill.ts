@@ -88,6 +88,8 @@ export default async function agent(ctx: Context, args: AgentArgs) {
     if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < min)) throw new ConfigurationError(`model.sandbox.${key} must be a number ≥ ${min} (got ${JSON.stringify(v)})`);
   }
   const skillName = args.skillName ?? served.run.tool.name;
+  // The `name` arg (seed 004): how this agent invocation is shown in logs and by the reporter.
+  const display = args.name ?? skillName;
   const topic = args.events ?? (served.nonlocals.agent?.events as string | undefined) ?? (typeof config.events === 'string' ? config.events : undefined);
   const started = Date.now();
 
@@ -195,7 +197,7 @@ export default async function agent(ctx: Context, args: AgentArgs) {
       case 'log': {
         const e = a[0];
         const input = typeof e === 'string' ? { text: e } : e && typeof e === 'object' ? (e as JsonObject) : { text: String(e) };
-        served.manager.log({ level: 'info', ...input, tag: 'agent', tool: skillName });
+        served.manager.log({ level: 'info', ...input, tag: 'agent', tool: display });
         return null;
       }
       default:
@@ -217,7 +219,7 @@ export default async function agent(ctx: Context, args: AgentArgs) {
   const hookCb = createCallbackRef(ctx, 'agent-hook', async (_cbCtx: Context, e: HookEvent) => {
     const entry = { ...e, timestamp: Date.now() };
     trace.push(entry);
-    progress?.({ ...e, skill: skillName });
+    progress?.({ ...e, skill: display });
     if (e.type === 'usage') {
       for (const k of ['inputTokens', 'outputTokens', 'totalTokens'] as const) usage[k] += Number((e as Record<string, unknown>)[k] ?? 0) || 0;
     } else {
@@ -252,7 +254,7 @@ export default async function agent(ctx: Context, args: AgentArgs) {
     }
   });
 
-  emit('agent-start', { skill: skillName, provider, mode: visible.mode, tools: visible.tools.map((t) => t.name) });
+  emit('agent-start', { skill: skillName, ...(args.name ? { name: args.name } : {}), provider, mode: visible.mode, tools: visible.tools.map((t) => t.name) });
   try {
     const result = await ctx.manager.invoke(provider, {
       prompt: system,
@@ -264,7 +266,7 @@ export default async function agent(ctx: Context, args: AgentArgs) {
       agentSignal: stop.signal,
     });
     const value = finished ? finished.value : result;
-    ctx.manager.log({ type: 'agent-usage', tag: 'agent', level: 'info', tool: skillName, text: `${trace.filter((t) => t.type === 'turn-start').length} turns, ${steps} invoke calls, ${usage.totalTokens} tokens`, usage, steps });
+    ctx.manager.log({ type: 'agent-usage', tag: 'agent', level: 'info', tool: display, text: `${trace.filter((t) => t.type === 'turn-start').length} turns, ${steps} invoke calls, ${usage.totalTokens} tokens`, usage, steps });
     emit('agent-complete', { skill: skillName, result: value, usage, steps, durationMs: Date.now() - started });
     return value;
   } catch (err) {

@@ -107,6 +107,28 @@ describe('Agent as a Tool', () => {
     assert.equal(await rt.invoke('shadowed', {}), 'from the shadow');
     assert.equal(logs(rt, { type: 'provider-args' }).length, 1);
   });
+  test("the agent skill's name arg is this invocation's display name in logs and events", async (t) => {
+    const rt = await agentRuntime(t, { named: { turns: [{ text: 'ok' }] } });
+    const cassette = (await import('node:path')).join((await invokeWithTrace(rt, 'named')).served!.locals.config.model!.baseDir as string, 'named.cassette.yaml');
+    const q = await eventQueue(rt, 'named-events');
+    assert.equal(await rt.invoke('agent', { prompt: 'p', name: 'Counter #1', events: 'named-events', config: { provider: 'replay', cassette } }), 'ok');
+    const usage = logs(rt, { type: 'agent-usage' }).at(-1)!;
+    assert.equal(usage.tool, 'Counter #1');
+    assert.equal((await q.drain())[0]!.data.name, 'Counter #1');
+  });
+
+  test('cancelling the invocation stops the provider and the sandbox: E_ABORTED, promptly', async (t) => {
+    const rt = await agentRuntime(t, { sleeper: { model: { events: 'sleep-events' }, turns: [{ invoke: 'await new Promise((resolve) => setTimeout(resolve, 20000));' }, { text: 'never' }] } });
+    const q = await eventQueue(rt, 'sleep-events');
+    const controller = new AbortController();
+    const started = performance.now();
+    const pending = rt.invoke('sleeper', {}, { context: { signal: controller.signal } });
+    setTimeout(() => controller.abort('user cancelled'), 300);
+    await assert.rejects(pending, { code: 'E_ABORTED' });
+    assert.ok(performance.now() - started < 3000);
+    const events = (await q.drain()).map((e) => e.type);
+    assert.equal(events.at(-1), 'agent-error');
+  });
 });
 
 describe('Code Execution Model', () => {
