@@ -201,6 +201,7 @@ const errors = {};
 try { await ctx.manager.invoke('wordcount', { text: 5 }); } catch (e) { errors.invalid = e.code; }
 try { await ctx.manager.invoke('wordcount', {}); } catch (e) { errors.missing = e.code; }
 try { await ctx.manager.invoke('echo', { text: 1 }); } catch (e) { errors.echo = e.code; }
+try { await ctx.manager.invoke('no-such-tool', {}); } catch (e) { errors.unknown = e.code; }
 ctx.manager.finish({ counts, total, errors });`,
           },
         ],
@@ -209,7 +210,7 @@ ctx.manager.finish({ counts, total, errors });`,
     assert.deepEqual(await rt.invoke('compose', {}), {
       counts: [1, 2, 3],
       total: 6,
-      errors: { invalid: 'E_VALIDATION', missing: 'E_VALIDATION', echo: 'E_VALIDATION' },
+      errors: { invalid: 'E_VALIDATION', missing: 'E_VALIDATION', echo: 'E_VALIDATION', unknown: 'E_TOOL_NOT_FOUND' },
     });
   });
 
