@@ -11,11 +11,13 @@ export default async function agentExecute(ctx: Context, enabled: unknown) {
   const prompt = target.locals.prompt;
   // Code tools have already been run by `execute`; only prompt tools need the agent.
   if (enabled === false || prompt === undefined || internals.hasFunction(target)) return target.manager.next();
+  // The same spec validate-allowed-tools enforces: the skill's own, else the cascade's.
+  const allowedTools = target.run.tool.allowedTools ?? (target.run.middleware['allowed-tools'] as string | undefined);
   const result = await ctx.manager.invoke('agent', {
     prompt: prompt.expanded ?? prompt.raw,
     config: target.locals.config.model ?? {},
     skillName: target.run.tool.name,
-    ...(target.run.tool.allowedTools !== undefined ? { allowedTools: target.run.tool.allowedTools } : {}),
+    ...(typeof allowedTools === 'string' ? { allowedTools } : {}),
     ...(target.run.tool.returns !== undefined ? { returns: target.run.tool.returns } : {}),
   });
   target.manager.finish(result);

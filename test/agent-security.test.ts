@@ -28,6 +28,8 @@ async function tryAll(t: Parameters<typeof agentRuntime>[0], list: Record<string
 
 const code = (s: string) => s.split(':')[0];
 
+const TRY_BOTH = attempts({ echo: "return ctx.manager.invoke('echo', { text: 'hi' })", wordcount: "return ctx.manager.invoke('wordcount', { text: 'a' })" });
+
 describe('Sandbox Ref Restriction (untrustedRef)', () => {
   test('agent code may invoke only bare tool names: paths, file:// and inline:// URIs, and definitions are E_UNTRUSTED_REF', async (t) => {
     const { out } = await tryAll(t, {
@@ -183,6 +185,18 @@ describe('allowed-tools (E_ALLOWED_TOOLS)', () => {
     assert.equal(code(discovery.out.provider!), 'E_ALLOWED_TOOLS');
     const glob = await tryAll(t, list, { 'allowed-tools': 'att* agent*' });
     for (const name of ['self', 'agent', 'provider']) assert.equal(code(glob.out[name]!), 'E_ALLOWED_TOOLS', name);
+  });
+  test("allowed-tools set higher in the cascade (a main's metadata) binds the agent too, as validate-allowed-tools does for code", async (t) => {
+    const rt = await agentRuntime(
+      t,
+      { governed: { turns: [{ invoke: TRY_BOTH }] } },
+      { files: { 'main.md': '---\nname: main\ndescription: authority of the temp skills\nmetadata:\n  allowed-tools: echo\n---\n' } },
+    );
+    const run = await invokeWithTrace(rt, 'governed');
+    assert.equal(run.error, undefined, run.error?.message);
+    const out = run.value as Record<string, string>;
+    assert.equal(out.echo, 'ok:"hi"');
+    assert.equal(code(out.wordcount!), 'E_ALLOWED_TOOLS');
   });
 });
 
