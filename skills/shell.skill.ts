@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { AgentAppsError, type Context } from 'agent-apps';
+import { AbortError, AgentAppsError, type Context } from 'agent-apps';
 
 export const frontmatter = {
   name: 'shell',
@@ -27,19 +27,40 @@ const LIMIT = 10 * 1024 * 1024;
 
 export default function shell(ctx: Context, args: { command: string; cwd?: string; timeoutMs: number; input?: string }) {
   const cwd = path.resolve(ctx.locals.config.cwd, args.cwd ?? '.');
+  const signal = ctx.run.signal;
+  if (signal.aborted) return Promise.reject(new AbortError(signal.reason));
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', args.command], { cwd, stdio: ['pipe', 'pipe', 'pipe'], signal: ctx.run.signal, timeout: args.timeoutMs, killSignal: 'SIGKILL' });
+    // Its own process group, so that a timeout or an abort kills the command's children too
+    // (`sh -c 'sleep 5'` leaves `sleep` holding the pipes if only `sh` is killed).
+    const child = spawn('/bin/sh', ['-c', args.command], { cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
+    let timedOut = false;
+    const killGroup = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {}
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, args.timeoutMs);
+    signal.addEventListener('abort', killGroup, { once: true });
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', killGroup);
+    };
     child.stdout.setEncoding('utf8').on('data', (d: string) => { if (stdout.length < LIMIT) stdout += d; });
     child.stderr.setEncoding('utf8').on('data', (d: string) => { if (stderr.length < LIMIT) stderr += d; });
     child.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.name === 'AbortError') reject(new AgentAppsError('E_ABORTED', `shell: '${args.command}' was aborted`));
-      else reject(new AgentAppsError('E_SHELL', `shell: cannot run '${args.command}' (${err.code ?? err.message})`));
+      done();
+      reject(new AgentAppsError('E_SHELL', `shell: cannot run '${args.command}' (${err.code ?? err.message})`));
     });
-    child.on('close', (code, signal) => {
-      if (signal === 'SIGKILL' && code === null) stderr += `\n[killed after ${args.timeoutMs} ms]`;
-      resolve({ code, stdout, stderr });
+    child.on('close', (code) => {
+      done();
+      if (signal.aborted) return reject(new AbortError(signal.reason));
+      if (timedOut) stderr += `\n[killed after ${args.timeoutMs} ms]`;
+      resolve({ code: timedOut ? null : code, stdout, stderr });
     });
     child.stdin.on('error', () => {});
     child.stdin.end(args.input ?? '');
