@@ -121,7 +121,8 @@ export function redact(value: unknown, depth = 0): unknown {
   let out: Record<string, unknown> | undefined;
   for (const [k, v] of Object.entries(value)) {
     let r = v;
-    if (SECRET.test(k) && v !== undefined && v !== null && typeof v !== 'boolean' && k !== 'rootContextId') r = '[REDACTED]';
+    // Secrets are strings; counts like `totalTokens` are numbers and stay readable.
+    if (SECRET.test(k) && (typeof v === 'string' || (v !== null && typeof v === 'object' && !Array.isArray(v) && !/tokens$/i.test(k))) && k !== 'rootContextId') r = '[REDACTED]';
     else if (v !== null && typeof v === 'object') r = redact(v, depth + 1);
     if (r !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = r;
   }

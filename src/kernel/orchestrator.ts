@@ -3,7 +3,7 @@
 // Planner) → chain entries → run the chain. The kernel knows only how to invoke, cascade, sort
 // and run a chain; every middleware is a skill.
 import { AbortError, AgentAppsError, toError } from './errors.ts';
-import { ContextImpl, ContextRun } from './context.ts';
+import { ContextImpl, ContextRun, isContext } from './context.ts';
 import { Manager } from './manager.ts';
 import { applyDefaults, hasDefaults } from './defaults.ts';
 import { isPlainObject } from './path.ts';
@@ -88,7 +88,8 @@ export class Kernel {
     const tool = await this.resolve(ref, config.paths, config.cwd);
     if (internals?.allowedTools !== undefined) this.checkAllowed(caller, tool.name, args, internals.allowedTools as string);
     const seed = options?.context;
-    return this.start(caller, tool, args, seed, seed?.target, false);
+    // A seed from JSON (`$context` in CLI or agent args) cannot carry a real context: only a live one is a target.
+    return this.start(caller, tool, args, seed, isContext(seed?.target) ? seed!.target : undefined, false);
   }
 
   /** A chain entry: the tool invoked with `target` set to the served context (seed 000). */
@@ -144,15 +145,13 @@ export class Kernel {
   }
 
   private applySeed(ctx: ContextImpl, manager: Manager, seed: ContextSeed): void {
-    if (seed.signal) manager.seedSignal = seed.signal;
+    if (seed.signal instanceof AbortSignal) manager.seedSignal = seed.signal;
     for (const key of Object.keys(seed)) {
       if (SEED_SKIP.has(key)) continue;
       const value = seed[key];
       if (key === 'locals' && isPlainObject(value)) Object.assign(ctx.locals, value);
       else if (key === 'nonlocals' && isPlainObject(value)) Object.assign(ctx.nonlocals, value);
-      else if (key === 'run' && isPlainObject(value)) {
-        for (const [k, v] of Object.entries(value)) if (k !== 'interactive' && k !== 'signal') (ctx.run as unknown as Record<string, unknown>)[k] = v;
-      }
+      // `run` is set by the orchestrator (origin, tool, middleware); a seed only chooses `interactive`, at creation.
     }
     // `$context: { middleware }` is shorthand for `{ locals: { middleware } }`.
     if (seed.middleware !== undefined) ctx.locals.middleware = { ...(ctx.locals.middleware ?? {}), ...seed.middleware };

@@ -131,7 +131,8 @@ function codeName(file: string): string | null {
   } catch {
     return null;
   }
-  const at = text.search(/frontmatter\s*[:=]/);
+  // `export const frontmatter = { name: '…' }` or `export default defineSkill({ name: '…' }, …)`.
+  const at = text.search(/frontmatter\s*[:=]|defineSkill\s*\(/);
   if (at === -1) return null;
   const m = /\bname\s*:\s*(['"`])([^'"`]+)\1/.exec(text.slice(at, at + 2000));
   return m ? m[2]! : null;
