@@ -321,6 +321,28 @@ test('signal listeners are released when a context fails or is aborted', async (
   assert.equal(getEventListeners(rootSignal, 'abort').length, 0);
 });
 
+// ——— globals ———
+
+test('globals is one long-lived object shared by every context of the runtime', async (t) => {
+  const rt = await bareRuntime(t);
+  rt.register(skill('bump', (ctx) => {
+    const cache = ctx.globals.cache as Map<string, number>;
+    cache.set('hits', (cache.get('hits') ?? 0) + 1);
+    return ctx.globals === rt.root.globals;
+  }));
+  assert.equal(await rt.invoke('bump'), true);
+  assert.equal(await rt.invoke('bump'), true);
+  assert.equal((rt.root.globals.cache as Map<string, number>).get('hits'), 2);
+});
+
+test('globals.tools holds the programmatic tools and globals.internals the log ring', async (t) => {
+  const rt = await bareRuntime(t);
+  rt.register(skill('registered', () => 1));
+  assert.ok(rt.root.globals.tools.has('registered'));
+  assert.ok(rt.root.globals.internals.log, 'the log ring buffer lives on globals.internals');
+  assert.ok(rt.root.globals.config && typeof rt.root.globals.config === 'object');
+});
+
 // ——— manager ———
 
 test('manager is non-enumerable: not in Object.keys, not in JSON', async (t) => {
@@ -517,6 +539,16 @@ test('reporters passed to createRuntime receive events; a throwing reporter neve
   assert.ok(got.includes('hello'));
 });
 
+test('configure without global changes this run’s settings, not the global ones', async (t) => {
+  const rt = await bareRuntime(t);
+  rt.register(skill('tune', (ctx) => {
+    const run = ctx.manager.configure({ level: 'debug' });
+    const global = ctx.manager.configure({ global: true });
+    return { run: run.level, global: global.level };
+  }));
+  assert.deepEqual(await rt.invoke('tune'), { run: 'debug', global: 'info' });
+});
+
 test('configure rejects an unknown level', async (t) => {
   const rt = await bareRuntime(t);
   assert.throws(() => rt.root.manager.configure({ level: 'loud' as never }), /unknown log level/);
@@ -527,11 +559,13 @@ test('configure rejects an unknown level', async (t) => {
 test('serializeContext drops functions and the manager and keeps data', async (t) => {
   const out = await inside(t, (ctx) => {
     ctx.locals.callback = () => 1;
+    ctx.locals.socket = new (class Socket { fd = 3; })();
     ctx.locals.data = { n: 1, list: [1, 'a', null] };
     return serializeContext(ctx);
   }, {}, { q: 'x' });
   const locals = out.locals as Record<string, unknown>;
   assert.ok(!('callback' in locals));
+  assert.ok(!('socket' in locals), 'class instances (sockets, streams) are not data');
   assert.deepEqual(locals.data, { n: 1, list: [1, 'a', null] });
   assert.deepEqual(out.args, { q: 'x' });
   assert.ok(!('manager' in out));

@@ -133,6 +133,18 @@ test('isPathRef tells bare names from paths, URIs and ToolDefs', () => {
   assert.equal(isPathRef({ fn: () => 1 }), true);
 });
 
+test('a caller marked untrustedRef (agent code) may invoke tools by name only: E_UNTRUSTED_REF for paths and URIs', async (t) => {
+  const dir = workspace(t, { 'skills/ping.skill.ts': "export default () => 'pong';\n" });
+  const rt = await runtimeAt(t, dir);
+  rt.register(skill('agent-code', async (ctx, a: { ref: string }) => ctx.manager.invoke(a.ref)));
+  const seed = { context: { locals: { internals: { untrustedRef: true } } } };
+  assert.equal(await rt.invoke('agent-code', { ref: 'ping' }, seed), 'pong');
+  for (const ref of ['./skills/ping.skill.ts', pathToFileURL(path.join(dir, 'skills/ping.skill.ts')).href, 'inline://code,' + encodeURIComponent('export default () => 1')]) {
+    const { error } = await settle(rt.invoke('agent-code', { ref }, seed));
+    assert.equal(error?.code, 'E_UNTRUSTED_REF', ref);
+  }
+});
+
 // ——— step 3: the child context and its seed ———
 
 test('the context seed overlays locals and nonlocals but cannot replace the envelope', async (t) => {
