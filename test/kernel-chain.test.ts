@@ -397,3 +397,12 @@ test('error handlers that reference each other through the project main do not w
   assert.ok(!d.chain.some((e) => e.name === 'last-resort' || e.name === 'my-error-handler'), d.chain.map((e) => e.name).join(' '));
   assert.ok('last-resort' in d.metadata, 'demoted keys stay as data');
 });
+
+test('a clean run through the default pipeline logs no warnings or errors', async (t) => {
+  for (const [project, tool, args] of [['greeter', 'shout', { text: 'a' }], ['resilient', 'flaky', {}], ['newsroom', 'headline', { story: 'x' }], ['acme', 'api', {}]] as const) {
+    const rt = await runtimeFor(t, project);
+    rt.root.manager.configure({ level: 'trace' });
+    await rt.invoke(tool, args);
+    assert.deepEqual(logs(rt, { level: 'warn' }).map((e) => `${e.type}: ${e.text}`), [], `${project}/${tool}`);
+  }
+});
