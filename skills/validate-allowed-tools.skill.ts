@@ -8,7 +8,10 @@ export const frontmatter = {
 
 export default async function validateAllowedTools(ctx: Context, enabled: unknown) {
   const target = ctxTarget(ctx);
-  const spec = target.run.tool.allowedTools ?? (target.run.middleware['allowed-tools'] as string | undefined);
+  // A cascaded allowed-tools (a project main, --set) restricts the project's skills, not the
+  // runtime's own machinery (the agent, its provider, callback refs: tagged meta-internal).
+  const internal = target.run.tool.tags.includes('meta-internal');
+  const spec = target.run.tool.allowedTools ?? (internal ? undefined : (target.run.middleware['allowed-tools'] as string | undefined));
   if (enabled !== false && typeof spec === 'string') {
     parseAllowedTools(spec); // a malformed spec is E_CONFIG before anything runs
     // Per invocation: locals.internals does not propagate to the tools this one invokes.
