@@ -277,15 +277,15 @@ test('cwd sets the served tool’s locals.config.cwd, relative to the current on
   assert.equal(await rt.invoke('in-data'), path.join(dir, 'data'));
 });
 
-test('the tools a skill invokes work in the directory its cwd middleware set', async (t) => {
+test('locals.config starts from the runtime’s base for each invocation: a caller’s cwd does not reach the tools it invokes', async (t) => {
+  // seed 001 ("starts with { cwd, library, runtime } from globals"); docs/decisions.md
   const dir = workspace(t, {
     'data/notes.txt': 'from the data folder\n',
     'notes.txt': 'from the workspace root\n',
-    'skills/reader.skill.ts': "import type { Context } from 'agent-apps';\nexport const frontmatter = { metadata: { cwd: 'data' } };\nexport default (ctx: Context) => ctx.manager.invoke('file-read', { path: 'notes.txt' });\n",
+    'skills/reader.skill.ts': "import type { Context } from 'agent-apps';\nexport const frontmatter = { metadata: { cwd: 'data' } };\nexport default async (ctx: Context) => ({ own: ctx.locals.config.cwd, read: await ctx.manager.invoke('file-read', { path: 'notes.txt' }) });\n",
   });
   const rt = await runtimeAt(t, dir);
-  assert.equal(await rt.invoke('reader'), 'from the data folder\n');
-  assert.equal(await rt.invoke('file-read', { path: 'notes.txt' }), 'from the workspace root\n', 'the caller’s own cwd is unchanged');
+  assert.deepEqual(await rt.invoke('reader'), { own: path.join(dir, 'data'), read: 'from the workspace root\n' });
 });
 
 test('paths prepends search paths: the served tool can invoke tools found there', async (t) => {

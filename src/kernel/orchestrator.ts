@@ -139,9 +139,7 @@ export class Kernel {
     // Step 5: the history frame — a child starts with its parent's stack plus its own frame.
     const frame = { tool: tool.name, args, timestamp: Date.now() };
     const history = parent ? [...parent.locals.history, frame] : [frame];
-    // locals.config starts as a copy of the caller's: a working directory, search paths or model
-    // set by config middleware (cwd, paths, model) hold for the tools the served tool invokes.
-    return { history, result: undefined, error: undefined, config: parent ? { ...parent.locals.config } : { ...this.base } };
+    return { history, result: undefined, error: undefined, config: { ...this.base } };
   }
 
   private applySeed(ctx: ContextImpl, manager: Manager, seed: ContextSeed): void {
