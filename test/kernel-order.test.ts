@@ -163,3 +163,17 @@ test('$order must be a map of { before, after }: anything else names the key', a
   assert.equal(error?.code, 'E_CONFIG');
   assert.match(error.message, /\$order\.audit/);
 });
+
+test('the SCC result is recomputed when tools change: a cycle closed later is still demoted', async (t) => {
+  const rt = await bareRuntime(t);
+  rt.register(pass('right'));
+  rt.register(middleware('left', (_c, _a, target) => target.manager.next(), { right: true }));
+  assert.ok((await chainOf(rt, 'left')).includes('right'), 'no cycle yet: right is middleware of left');
+  // re-register right so that it now refers back to left
+  rt.register(middleware('right', (_c, _a, target) => target.manager.next(), { left: true }));
+  assert.ok(!(await chainOf(rt, 'left')).includes('right'), 'left ↔ right is a cycle now');
+  rt.register(skill('tool', () => 'ok', { left: true, right: true }));
+  assert.equal(await rt.invoke('tool'), 'ok');
+  const chain = await chainOf(rt, 'tool');
+  assert.ok(chain.includes('left') && chain.includes('right'), 'a tool outside the cycle keeps both');
+});

@@ -118,6 +118,42 @@ test('run.tool is built from the frontmatter: name, description, params, returns
   });
 });
 
+test('node_modules and dot-folders inside a search root are not scanned', async (t) => {
+  const dir = workspace(t, {
+    'skills/node_modules/pkg/vendored.skill.ts': "export default () => 'vendored';\n",
+    'skills/.drafts/draft.md': '---\nname: draft\n---\nWIP\n',
+    'skills/real.skill.ts': "export default () => 'real';\n",
+  });
+  const rt = await runtimeAt(t, dir);
+  const names = (await rt.list({ all: true })).map((s) => s.name);
+  assert.ok(names.includes('real'));
+  assert.ok(!names.includes('vendored') && !names.includes('draft'), names.join(' '));
+});
+
+test('a Markdown skill with CRLF line endings loads like any other', async (t) => {
+  const dir = workspace(t, { 'skills/dos.md': '---\r\nname: windows-notes\r\ndescription: Written on Windows.\r\n---\r\nHello.\r\n' });
+  const rt = await runtimeAt(t, dir);
+  const d = await rt.describe('windows-notes');
+  assert.equal(d.tool.description, 'Written on Windows.');
+  assert.equal(await rt.invoke('windows-notes', {}, { context: { locals: { middleware: captureExpanded } } }), 'Hello.\n');
+});
+
+test('two main skills in one folder: the second is listed as broken', async (t) => {
+  const dir = workspace(t, {
+    'skills/main.md': '---\nname: main\n---\nRoot.\n',
+    'skills/main.skill.ts': "export const frontmatter = { name: 'main' };\nexport default () => 'code main';\n",
+  });
+  const rt = await runtimeAt(t, dir);
+  const broken = (await rt.list({ all: true })).filter((s) => s.name === 'main' && s.error);
+  assert.equal(broken.length, 1);
+  assert.match(String(broken[0]!.error), /duplicate 'main'/);
+});
+
+test('describe of an unknown skill rejects with ToolNotFoundError', async (t) => {
+  const rt = await runtimeFor(t, 'greeter');
+  await assert.rejects(rt.describe('gret'), (err: Error & { code?: string }) => err.code === 'E_TOOL_NOT_FOUND' && /greet/.test(err.message));
+});
+
 // ——— list ———
 
 test('list shows name, kind, description and origin; hidden skills only with all', async (t) => {

@@ -159,7 +159,8 @@ export class Registry {
       const { name, decl, metadata, frontmatter } = declare(mod.frontmatter, entry.name, entry.file);
       return { name, kind: 'code', uri, file: entry.file, root: entry.root, frontmatter, fn: mod.fn, decl, metadata, version };
     }
-    const text = fs.readFileSync(entry.file, 'utf8');
+    // CRLF files (written on Windows) parse like LF ones: no stray '\r' in values or the prompt.
+    const text = fs.readFileSync(entry.file, 'utf8').replace(/\r\n?/g, '\n');
     const { frontmatter: fm, body } = parseMarkdown(text, entry.file);
     const { name, decl, metadata, frontmatter } = declare(fm, entry.name, entry.file);
     return { name, kind: entry.kind, uri, file: entry.file, root: entry.root, frontmatter, prompt: body, decl, metadata, version };
