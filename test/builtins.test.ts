@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ValidationError, type Context } from '../src/index.ts';
-import { LIBRARY, bareRuntime, captureExpanded, fixture, logs, middleware, runtimeAt, runtimeFor, settle, skill, tempDir, workspace } from './helpers.ts';
+import { ValidationError } from '../src/index.ts';
+import { LIBRARY, bareRuntime, captureExpanded, logs, middleware, runtimeAt, runtimeFor, settle, skill, tempDir, workspace } from './helpers.ts';
 
 type Rt = Awaited<ReturnType<typeof bareRuntime>>;
 
@@ -556,9 +556,3 @@ test('skill-list and skill-describe document the skills on the caller’s paths'
   assert.equal(d.tool.description, 'Greet someone by name.');
   assert.ok(d.chain.some((e) => e.name === 'directives'));
 });
-
-test('fixture sanity: the docs desk is a workspace of its own', () => {
-  assert.ok(fs.existsSync(fixture('docs-desk', 'skills', 'release-notes.md')));
-});
-
-void ({} as Context);

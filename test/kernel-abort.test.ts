@@ -172,3 +172,35 @@ test('an invocation through the whole default pipeline aborted mid-way logs no e
   assert.equal(error?.code, 'E_ABORTED');
   assert.deepEqual(noErrors(rt), []);
 });
+
+test('a deadline middleware refuses a slow tool: the tool’s signal fires and the middleware cleans up', async (t) => {
+  const rt = await bareRuntime(t);
+  let cleared = false;
+  let toolSaw: unknown;
+  rt.register(middleware('deadline', async (_c, ms: number, target) => {
+    const timer = setTimeout(() => target.manager.abort(`deadline of ${ms} ms exceeded`), ms);
+    try {
+      return await target.manager.next();
+    } finally {
+      clearTimeout(timer);
+      cleared = true;
+    }
+  }));
+  rt.register(skill('slow-report', (ctx) => new Promise((resolve) => {
+    const done = setTimeout(() => resolve('report'), 5000);
+    ctx.run.signal.addEventListener('abort', () => {
+      clearTimeout(done);
+      toolSaw = ctx.run.signal.reason;
+      resolve('partial');
+    }, { once: true });
+  }), { deadline: 30 }));
+  rt.register(skill('fast-report', () => 'report', { deadline: 1000 }));
+  assert.equal(await rt.invoke('fast-report'), 'report');
+  const started = Date.now();
+  const { error } = await settle(rt.invoke('slow-report'));
+  assert.ok(Date.now() - started < 2000);
+  assert.ok(error instanceof AbortError);
+  assert.equal(error.reason, 'deadline of 30 ms exceeded');
+  assert.equal(toolSaw, 'deadline of 30 ms exceeded');
+  assert.equal(cleared, true);
+});
