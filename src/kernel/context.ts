@@ -5,16 +5,25 @@ import { randomUUID } from 'node:crypto';
 import type { Context, ContextManager, Envelope, Frontmatter, Globals, JsonObject, Locals, Nonlocals, RunState, ToolDecl } from './types.ts';
 
 export class ContextEnvelope implements Envelope {
+  // Immutable (seed 001): private fields behind getters — assigning throws, and it costs nothing
+  // on the invoke path (Object.freeze / defineProperty per context doubled invoke.overhead).
   #id: string | undefined;
-  readonly parent: Context | null;
-  readonly target: Context;
-  readonly hasOtherTarget: boolean;
+  #parent: Context | null;
+  #target: Context;
+  #hasOtherTarget: boolean;
   constructor(self: Context, parent: Context | null, target: Context | undefined) {
-    this.parent = parent;
-    this.target = target ?? self;
-    this.hasOtherTarget = target !== undefined && target !== self;
-    // Immutable (seed 001): the lazily created id lives in a private field, which freezing allows.
-    Object.freeze(this);
+    this.#parent = parent;
+    this.#target = target ?? self;
+    this.#hasOtherTarget = target !== undefined && target !== self;
+  }
+  get parent(): Context | null {
+    return this.#parent;
+  }
+  get target(): Context {
+    return this.#target;
+  }
+  get hasOtherTarget(): boolean {
+    return this.#hasOtherTarget;
   }
   get id(): string {
     return (this.#id ??= randomUUID());
@@ -33,25 +42,31 @@ export class ContextRun implements RunState {
   origin: { uri: string | null; frontmatter: Frontmatter };
   middleware: JsonObject;
   tool: ToolDecl;
-  readonly interactive: boolean;
+  #interactive: boolean;
   #source: SignalSource;
   constructor(source: SignalSource, uri: string | null, frontmatter: Frontmatter, tool: ToolDecl, interactive: boolean) {
     this.#source = source;
     this.origin = { uri, frontmatter };
     this.middleware = EMPTY;
     this.tool = tool;
-    this.interactive = interactive;
-    Object.defineProperty(this, 'interactive', { writable: false, configurable: false });
+    this.#interactive = interactive;
+  }
+  /** Immutable: chosen when the context is created (seed 001). */
+  get interactive(): boolean {
+    return this.#interactive;
   }
   get signal(): AbortSignal {
     return this.#source.signal;
+  }
+  toJSON() {
+    return { origin: this.origin, middleware: this.middleware, tool: this.tool, interactive: this.#interactive };
   }
 }
 const EMPTY: JsonObject = Object.freeze({}) as JsonObject;
 
 export class ContextImpl implements Context {
-  declare readonly envelope: ContextEnvelope;
-  declare readonly args: any;
+  readonly envelope: ContextEnvelope;
+  readonly args: any;
   run!: ContextRun;
   locals: Locals;
   nonlocals: Nonlocals;
@@ -59,9 +74,8 @@ export class ContextImpl implements Context {
   #manager!: ContextManager;
 
   constructor(parent: Context | null, target: Context | undefined, args: unknown, locals: Locals, nonlocals: Nonlocals, globals: Globals) {
-    // `envelope` is immutable and `args` set-once (seed 001): neither can be reassigned.
-    Object.defineProperty(this, 'envelope', { value: new ContextEnvelope(this, parent, target), enumerable: true, writable: false, configurable: false });
-    Object.defineProperty(this, 'args', { value: args, enumerable: true, writable: false, configurable: false });
+    this.envelope = new ContextEnvelope(this, parent, target);
+    this.args = args;
     this.locals = locals;
     this.nonlocals = nonlocals;
     this.globals = globals;
