@@ -38,7 +38,8 @@ function textOf(node: Node): string {
 }
 
 function labelOf(node: DirectiveNode): string {
-  if (node.type === 'textDirective') return (node.children ?? []).map(textOf).join('');
+  // Text and leaf directives hold their label as their children; a container's is a marked paragraph.
+  if (node.type !== 'containerDirective') return (node.children ?? []).map(textOf).join('');
   const label = (node.children ?? []).find((c) => c.data?.directiveLabel);
   return label ? textOf(label) : '';
 }

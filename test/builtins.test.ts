@@ -203,7 +203,7 @@ test('unknown directive names stay as written', async (t) => {
 test('a directive middleware that sets no replacement disappears from the prompt', async (t) => {
   const rt = await runtimeFor(t, 'docs-desk');
   const out = String(await rt.invoke('release-notes', { version: '2.0' }, { context: { locals: { middleware: captureExpanded } } }));
-  assert.ok(!out.includes('todo') && !out.includes('link the changelog'), out);
+  assert.ok(!out.includes('todo') && !out.includes('link the changelog') && !out.includes('ask legal'), out);
 });
 
 test('a directive middleware can replace its directive with text', async (t) => {
@@ -220,6 +220,7 @@ test('directive middleware run in document order with attributes plus directive 
   assert.deepEqual(seen, [
     { name: 'todo', args: { directive: { index: 2, kind: 'text', label: 'link the changelog' } } },
     { name: 'note', args: { level: 'warn', directive: { index: 3, kind: 'container', label: 'Breaking changes' } } },
+    { name: 'todo', args: { directive: { index: 4, kind: 'leaf', label: 'ask legal about the licence' } } },
   ]);
 });
 
@@ -227,7 +228,7 @@ test('directive middleware run after all metadata middleware', async (t) => {
   const rt = await runtimeFor(t, 'docs-desk');
   await rt.invoke('release-notes', { version: '2.0' }, { context: { locals: { middleware: captureExpanded } } });
   const order = logs(rt, { type: 'directive-seen' }).filter((e) => e.name !== 'word-budget' || e.served === 'release-notes').map((e) => e.name);
-  assert.deepEqual(order, ['word-budget', 'todo', 'note']);
+  assert.deepEqual(order, ['word-budget', 'todo', 'note', 'todo']);
 });
 
 test('a prompt without directives is passed through as its expansion', async (t) => {
