@@ -4,6 +4,11 @@ import '../index.ts';
 import { main } from './main.ts';
 
 export async function run(argv: string[]): Promise<void> {
+  // `agent-apps run x | head -1`: a reader that went away is not an error of ours.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+    throw err;
+  });
   const code = await main(argv);
   process.exitCode = code;
   // Leftover timers or sockets from a skill must not keep a finished CLI run alive.

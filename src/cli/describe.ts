@@ -4,7 +4,7 @@ import YAML from 'yaml';
 import { createRuntime } from '../kernel/runtime.ts';
 import { painter } from './output.ts';
 import { shortOrigin } from './list.ts';
-import { runtimeOptions, type GlobalOptions } from './runtime-options.ts';
+import { globalsOf, runtimeOptions } from './runtime-options.ts';
 import type { CliIO } from './main.ts';
 
 export function registerDescribe(program: Command, io: CliIO): void {
@@ -23,8 +23,8 @@ Examples:
   $ agent-apps describe greet --json | jq '.chain[].name'
   $ agent-apps --set model.provider=replay describe summarize`,
     )
-    .action(async (skill: string) => {
-      const g = program.opts() as GlobalOptions;
+    .action(async (skill: string, _opts: unknown, cmd: Command) => {
+      const g = globalsOf(cmd);
       const runtime = await createRuntime(runtimeOptions(g));
       try {
         const d = await runtime.describe(skill);

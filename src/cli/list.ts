@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { createRuntime } from '../kernel/runtime.ts';
 import { LIBRARY_ROOT } from '../loader/search-paths.ts';
 import { painter } from './output.ts';
-import { runtimeOptions, type GlobalOptions } from './runtime-options.ts';
+import { globalsOf, runtimeOptions } from './runtime-options.ts';
 import type { CliIO } from './main.ts';
 import type { ToolSummary } from '../kernel/types.ts';
 
@@ -24,15 +24,21 @@ Examples:
   $ agent-apps list
   $ agent-apps list --all --json | jq '.[].name'`,
     )
-    .action(async (opts: { all?: boolean }) => {
-      const g = program.opts() as GlobalOptions;
+    .action(async (opts: { all?: boolean }, cmd: Command) => {
+      const g = globalsOf(cmd);
       const runtime = await createRuntime(runtimeOptions(g));
       try {
         const list = await runtime.list({ all: !!opts.all });
         const cwd = runtime.root.locals.config.cwd;
         if (g.json) io.stdout.write(JSON.stringify(list) + '\n');
         else io.stdout.write(await table(list, cwd, g.color !== false, io));
-        if (list.some((s) => s.error)) (program as Command & { exitCodeOverride?: number }).exitCodeOverride = 2;
+        const broken = list.filter((s) => s.error);
+        if (broken.length) {
+          // The table shows each error cut to fit; the whole message goes to stderr.
+          const paint = await painter(io.stderr, g.color !== false);
+          for (const b of broken) io.stderr.write(`${paint.red('error')}: ${b.name}: ${b.error}\n`);
+          (program as Command & { exitCodeOverride?: number }).exitCodeOverride = 2;
+        }
       } finally {
         await runtime.close();
       }
@@ -61,7 +67,5 @@ async function table(list: ToolSummary[], cwd: string, color: boolean, io: CliIO
     const desc = s.error ? paint.red(fit(r[2]!, descWidth)) : fit(r[2]!, descWidth);
     out += `${paint.cyan(r[0]!.padEnd(width[0]!))}  ${r[1]!.padEnd(width[1]!)}  ${desc}  ${paint.dim(r[3]!)}\n`;
   });
-  const broken = list.filter((s) => s.error);
-  for (const b of broken) out += `${paint.red('error')}: ${b.name}: ${b.error}\n`;
   return out;
 }

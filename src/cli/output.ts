@@ -32,9 +32,9 @@ export interface Painter {
 
 const plain: Painter = { red: (s) => s, yellow: (s) => s, dim: (s) => s, bold: (s) => s, cyan: (s) => s, green: (s) => s };
 
-/** chalk, honouring NO_COLOR, --no-color and non-TTY stderr; loaded only when colour is on. */
+/** chalk, honouring NO_COLOR (set and non-empty, per no-color.org), --no-color and a non-TTY stream; loaded only when colour is on. */
 export async function painter(stream: NodeJS.WriteStream, enabled: boolean): Promise<Painter> {
-  if (!enabled || process.env.NO_COLOR !== undefined || !stream.isTTY) return plain;
+  if (!enabled || process.env.NO_COLOR || !stream.isTTY) return plain;
   const { Chalk } = await import('chalk');
   const c = new Chalk({ level: 1 });
   return { red: c.red, yellow: c.yellow, dim: c.dim, bold: c.bold, cyan: c.cyan, green: c.green };
@@ -45,7 +45,12 @@ export function formatError(err: unknown, opts: { debug: boolean; paint: Painter
   const code = typeof e?.code === 'string' && !e.code.startsWith('commander.') ? e.code : undefined;
   const message = String(e?.message ?? err).replace(/\s*\n\s*/g, ' ').trim();
   let line = `${opts.paint.red('error')}${code ? ` ${opts.paint.dim(`[${code}]`)}` : ''}: ${message}`;
-  if (opts.debug && e?.stack) line += '\n' + opts.paint.dim(e.stack.split('\n').slice(1).join('\n'));
+  if (opts.debug && e?.stack) {
+    // The stack starts with the message, which may span lines; the frames start at the first `at`.
+    const lines = e.stack.split('\n');
+    const first = lines.findIndex((l) => /^\s+at /.test(l));
+    if (first >= 0) line += '\n' + opts.paint.dim(lines.slice(first).join('\n'));
+  }
   if (!(err instanceof AgentAppsError) && !code && !opts.debug && err instanceof Error) line += opts.paint.dim('  (run with --debug for the stack)');
   return line;
 }

@@ -15,7 +15,7 @@ export function parseOverrides(items: string[]): JsonObject {
     try {
       value = YAML.parse(item.slice(eq + 1));
     } catch (err) {
-      throw new AgentAppsError('E_USAGE', `--set ${key}: value is not valid YAML (${(err as Error).message.split('\n')[0]})`);
+      throw new AgentAppsError('E_USAGE', `--set ${key}: value is not valid YAML (${(err as Error).message.split('\n')[0]!.replace(/:$/, '')})`);
     }
     setPath(out, key, value === undefined ? null : value);
   }

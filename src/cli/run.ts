@@ -3,13 +3,15 @@ import type { Command } from 'commander';
 import { createRuntime, type Runtime } from '../kernel/runtime.ts';
 import { ToolNotFoundError } from '../kernel/errors.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
-import type { JsonObject, Reporter } from '../kernel/types.ts';
+import type { JsonObject, Reporter, ToolDecl } from '../kernel/types.ts';
 import { EXIT, exitCodeFor, formatError, formatResult, painter, type Painter } from './output.ts';
 import { consoleReporter, jsonlReporter } from '../kernel/reporters.ts';
 import { settle } from '../events/runtime.ts';
+import { progressPrinter } from './progress.ts';
 import { mergeOverrides } from './overrides.ts';
-import { parseSkillArgs, readArgsJson } from './skill-args.ts';
-import { runtimeOptions, type GlobalOptions } from './runtime-options.ts';
+import { mentionsRunOption, parseSkillArgs, readArgsJson, splitRunTokens, type RunTokens } from './skill-args.ts';
+import { skillHelp } from './skill-help.ts';
+import { globalsOf, mergeGlobals, runtimeOptions, type GlobalOptions } from './runtime-options.ts';
 import type { CliIO } from './main.ts';
 
 export function registerRun(program: Command, io: CliIO): void {
@@ -19,6 +21,8 @@ export function registerRun(program: Command, io: CliIO): void {
     .argument('[skill]', 'skill name, or a path to a skill file', 'main')
     .argument('[args...]', 'the skill’s args as --NAME VALUE (coerced by its params schema)')
     .option('--args-json <json>', "args as a JSON object, or '-' to read it from stdin")
+    // Everything after the skill name is the skill's (splitRunTokens picks out global options).
+    .passThroughOptions()
     .allowUnknownOption()
     .allowExcessArguments()
     .addHelpText(
@@ -34,11 +38,40 @@ Examples:
   $ echo '{"name":"Ada"}' | agent-apps run greet --args-json -
   $ agent-apps run ./skills/greet.skill.ts --name Ada --json | jq .`,
     )
-    .action(async (skill: string, tokens: string[], opts: { argsJson?: string }) => {
-      const g = program.opts() as GlobalOptions;
-      const code = await runSkill(skill, tokens, opts, g, io);
+    .action(async (skill: string, tokens: string[], opts: { argsJson?: string }, cmd: Command) => {
+      // `run --name Ada` runs main with args; commander took the first flag for the skill name.
+      if (skill.startsWith('-')) [skill, tokens] = ['main', [skill, ...tokens]];
+      const pre = globalsOf(cmd);
+      const split = await splitAfterSkill(skill, tokens, pre);
+      if (split.helpText) {
+        io.stdout.write(split.helpText);
+        return;
+      }
+      const g = mergeGlobals(pre, split.globals);
+      const code = await runSkill(skill, split.tokens, { argsJson: split.argsJson ?? opts.argsJson }, g, io);
       (program as Command & { exitCodeOverride?: number }).exitCodeOverride = code;
     });
+}
+
+/**
+ * `run greet --name Ada --json`: global options and `--help` may follow the skill name. Which
+ * flags are the skill's own depends on its params, so the skill is resolved first — only when
+ * some token could be a global option, to keep the common path to one resolution.
+ */
+async function splitAfterSkill(skill: string, tokens: string[], g: GlobalOptions): Promise<RunTokens & { helpText?: string }> {
+  if (!mentionsRunOption(tokens)) return { globals: {}, help: false, tokens };
+  const probe = await createRuntime(runtimeOptions(g));
+  let decl: ToolDecl | undefined;
+  try {
+    const config = probe.root.locals.config;
+    decl = (await (probe.root.globals.internals.kernel as Kernel).resolve(skill, config.paths, config.cwd)).decl;
+  } catch {
+    // runSkill reports an unknown or broken skill with its own words.
+  } finally {
+    await probe.close();
+  }
+  const split = splitRunTokens(tokens, decl?.params);
+  return split.help && decl ? { ...split, helpText: skillHelp(decl) } : split;
 }
 
 export interface RunExtras {
@@ -54,9 +87,10 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
   const interactive = !!(io.stdin.isTTY && io.stdout.isTTY);
   const controller = new AbortController();
   const paint = await painter(io.stderr, g.color !== false);
-  const runtime = await createRuntime({ ...rtOpts, interactive, signal: controller.signal, reporters: [consoleReporter(io.stderr, paint)] });
+  const runtime = await createRuntime({ ...rtOpts, interactive, signal: controller.signal, reporters: [withoutCliEvents(consoleReporter(io.stderr, paint))] });
   const root = runtime.root;
   root.globals.internals.interactive = interactive;
+  if (io.stderr.isTTY && !g.json) root.globals.internals.progress = progressPrinter(io.stderr, paint);
   const config = root.locals.config;
   if (rtOpts.logLevel) root.manager.configure({ level: rtOpts.logLevel, global: true });
   // Every CLI run is recorded for `agent-apps tail` (SPEC §10).
@@ -95,7 +129,9 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
       root.manager.log({ type: 'run-end', tag: 'cli', level: 'warn', text: `run ${skill}: ${stop.signal}`, skill });
       return stop.signal === 'SIGINT' ? EXIT.interrupted : EXIT.terminated;
     }
-    root.manager.log({ type: 'run-end', tag: 'cli', level: 'error', code: (err as { code?: string })?.code, text: `run ${skill}: ${(err as Error)?.message ?? err}`, skill });
+    // A refusal (exit 3) is not a failure (SPEC §6.6): it is recorded below error level.
+    const level = exitCodeFor(err) === EXIT.refused ? 'info' : 'error';
+    root.manager.log({ type: 'run-end', tag: 'cli', level, code: (err as { code?: string })?.code, text: `run ${skill}: ${(err as Error)?.message ?? err}`, skill });
     await extras.after?.(runtime);
     io.stderr.write(formatError(err, { debug: !!g.debug, paint }) + '\n');
     return exitCodeFor(err);
@@ -103,6 +139,14 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
     stop.dispose();
     await runtime.close();
   }
+}
+
+/**
+ * The CLI states a run's outcome on stderr itself (one line, output.ts); its `cli` events are
+ * for the jsonl record and `tail`, so the console must not print them a second time.
+ */
+function withoutCliEvents(reporter: Reporter): Reporter {
+  return { ...reporter, report: (e) => (e.tag === 'cli' ? undefined : reporter.report(e)) };
 }
 
 function graceMs(g: GlobalOptions): number {

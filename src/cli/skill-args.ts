@@ -1,12 +1,89 @@
 // `run SKILL --PARAM VALUE …` (SPEC §12): Node's own `util.parseArgs` tokenizes; the skill's
 // `params` schema decides types. `--flag` alone is true, a repeated flag is an array,
-// `--obj.key v` nests, `--args-json '{…}'` (or `-` for stdin) supplies JSON.
+// `--obj.key v` nests, `--args-json '{…}'` (or `-` for stdin) supplies JSON. Global options may
+// follow the skill name too (`run greet --name Ada --json`); `splitRunTokens` separates them.
 import { parseArgs } from 'node:util';
 import { AgentAppsError } from '../kernel/errors.ts';
-import { isPlainObject, setPath, getPath } from '../kernel/path.ts';
+import { isPlainObject, setPath } from '../kernel/path.ts';
 import type { JsonObject } from '../kernel/types.ts';
+import type { GlobalOptions } from './runtime-options.ts';
 
 type Schema = Record<string, unknown>;
+
+/** Global options also accepted after `run SKILL` — unless the skill declares a param of that name. */
+const LATE_OPTIONS: Record<string, { key: keyof GlobalOptions | 'argsJson' | 'help'; kind: 'flag' | 'value' | 'list' }> = {
+  json: { key: 'json', kind: 'flag' },
+  debug: { key: 'debug', kind: 'flag' },
+  profile: { key: 'profile', kind: 'flag' },
+  'no-color': { key: 'color', kind: 'flag' },
+  'log-level': { key: 'logLevel', kind: 'value' },
+  set: { key: 'set', kind: 'list' },
+  path: { key: 'path', kind: 'list' },
+  cwd: { key: 'cwd', kind: 'value' },
+  'args-json': { key: 'argsJson', kind: 'value' },
+  help: { key: 'help', kind: 'flag' },
+};
+
+export interface RunTokens {
+  /** Global options found among the skill's tokens (`run greet --name Ada --json`). */
+  globals: GlobalOptions;
+  argsJson?: string;
+  help: boolean;
+  /** What is left: the skill's own `--PARAM VALUE` tokens. */
+  tokens: string[];
+}
+
+/** Whether any token before `--` could be a global option or `--help` (else there is nothing to split). */
+export function mentionsRunOption(tokens: string[]): boolean {
+  for (const t of tokens) {
+    if (t === '--') return false;
+    if (t === '-h' || Object.hasOwn(LATE_OPTIONS, /^--([a-z][a-z-]*)/.exec(t)?.[1] ?? '')) return true;
+  }
+  return false;
+}
+
+/**
+ * Splits what follows `run SKILL` into global options and the skill's args. A name the skill's
+ * params declare (`--path` for file-read) is always the skill's; `--args-json` and `--help`
+ * always the CLI's; nothing after `--` is the CLI's.
+ */
+export function splitRunTokens(tokens: string[], params: unknown): RunTokens {
+  const props = isPlainObject(params) && isPlainObject(params.properties) ? (params.properties as Record<string, unknown>) : {};
+  const out: RunTokens = { globals: {}, help: false, tokens: [] };
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token === '--') {
+      out.tokens.push(...tokens.slice(i));
+      break;
+    }
+    const m = /^--([a-z][a-z-]*)(?:=(.*))?$/s.exec(token);
+    const name = token === '-h' ? 'help' : m?.[1];
+    const spec = name === undefined ? undefined : LATE_OPTIONS[name];
+    const declared = name !== undefined && (Object.hasOwn(props, name) || (name === 'no-color' && Object.hasOwn(props, 'color')));
+    if (!spec || (declared && spec.key !== 'argsJson' && spec.key !== 'help')) {
+      out.tokens.push(token);
+      continue;
+    }
+    if (spec.kind === 'flag') {
+      if (m?.[2] !== undefined) throw new AgentAppsError('E_USAGE', `--${name} takes no value`);
+      if (spec.key === 'help') out.help = true;
+      else if (spec.key === 'color') out.globals.color = false;
+      else (out.globals as Record<string, unknown>)[spec.key] = true;
+      continue;
+    }
+    let value = m?.[2];
+    if (value === undefined) {
+      if (i + 1 >= tokens.length) throw new AgentAppsError('E_USAGE', `--${name} needs a value`);
+      value = tokens[++i]!;
+    }
+    if (spec.key === 'argsJson') out.argsJson = value;
+    else if (spec.kind === 'list') {
+      const key = spec.key as 'set' | 'path';
+      out.globals[key] = [...(out.globals[key] ?? []), value];
+    } else (out.globals as Record<string, unknown>)[spec.key] = value;
+  }
+  return out;
+}
 
 export function parseSkillArgs(tokens: string[], params: unknown): JsonObject {
   const schema = isPlainObject(params) ? (params as Schema) : undefined;
@@ -27,6 +104,16 @@ export function parseSkillArgs(tokens: string[], params: unknown): JsonObject {
   };
   for (let i = 0; i < parsed.length; i++) {
     const t = parsed[i]!;
+    if (t.kind === 'option' && t.value === undefined && typeOf(propFor(props, t.name)) !== 'boolean') {
+      // `--offset -5`: parseArgs reads `-5` as short options; a negative number is the value.
+      const next = parsed[i + 1];
+      const raw = next ? tokens[next.index] : undefined;
+      if (next?.kind === 'option' && raw !== undefined && NEGATIVE_NUMBER.test(raw)) {
+        add(t.name, raw);
+        while (parsed[i + 1]?.index === next.index) i++;
+        continue;
+      }
+    }
     if (t.kind === 'positional') {
       positionals.push(t.value);
       continue;
@@ -39,8 +126,12 @@ export function parseSkillArgs(tokens: string[], params: unknown): JsonObject {
     }
     const prop = propFor(props, name);
     const next = parsed[i + 1];
-    // `--flag` alone is true; an unknown or non-boolean flag takes the following word as value.
-    if (typeOf(prop) !== 'boolean' && next && next.kind === 'positional' && !(name.startsWith('no-') && !prop)) {
+    // `--flag` alone is true (`--flag true|false` spelled out works too); an unknown or
+    // non-boolean flag takes the following word as its value.
+    if (typeOf(prop) === 'boolean' && next?.kind === 'positional' && (next.value === 'true' || next.value === 'false')) {
+      add(name, next.value === 'true');
+      i++;
+    } else if (typeOf(prop) !== 'boolean' && next && next.kind === 'positional' && !(name.startsWith('no-') && !prop)) {
       add(name, next.value);
       i++;
     } else if (name.startsWith('no-') && typeOf(propFor(props, name.slice(3))) === 'boolean') {
@@ -49,19 +140,34 @@ export function parseSkillArgs(tokens: string[], params: unknown): JsonObject {
   }
   for (const [name, values] of seen) {
     if (name === 'args-json') continue;
+    if (name.split('.').some((part) => !part || UNSAFE_KEYS.has(part))) throw new AgentAppsError('E_USAGE', `--${name}: not a usable arg name`);
     const prop = propFor(props, name);
     const isArray = typeOf(prop) === 'array';
-    const coerced = values.map((v) => coerce(v, isArray ? (isPlainObject(prop?.items) ? (prop!.items as Schema) : undefined) : prop, name));
+    const items = isArray && isPlainObject(prop?.items) ? (prop!.items as Schema) : undefined;
+    // An array param given once as a JSON array (`--tags '["a","b"]'`) is that array.
+    const whole = isArray && values.length === 1 ? jsonArray(values[0]) : undefined;
+    const coerced = whole ?? values.map((v) => coerce(v, isArray ? items : prop, name));
     const value = isArray || coerced.length > 1 ? coerced : coerced[0];
-    if (name.includes('.')) {
-      const existing = getPath(out, name);
-      setPath(out, name, existing === undefined ? value : value);
-    } else out[name] = value;
+    if (name.includes('.')) setPath(out, name, value);
+    else out[name] = value;
   }
   if (positionals.length) {
     throw new AgentAppsError('E_USAGE', `unexpected argument${positionals.length > 1 ? 's' : ''} ${positionals.map((p) => `'${p}'`).join(' ')} — pass args as --NAME VALUE`);
   }
   return out;
+}
+
+const NEGATIVE_NUMBER = /^-(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+const UNSAFE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+function jsonArray(value: unknown): unknown[] | undefined {
+  if (typeof value !== 'string' || !value.trimStart().startsWith('[')) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return Array.isArray(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function propFor(props: Record<string, Schema>, name: string): Schema | undefined {

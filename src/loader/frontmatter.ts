@@ -8,7 +8,7 @@ import type { Frontmatter, JsonObject, ToolDecl } from '../kernel/types.ts';
 import { NAME_RE } from './names.ts';
 
 const yamlEngine = {
-  parse: (source: string) => YAML.parse(source, { prettyErrors: false }) as object,
+  parse: (source: string) => YAML.parse(source, { prettyErrors: true }) as object,
   stringify: (data: object) => YAML.stringify(data),
 };
 
@@ -26,8 +26,9 @@ export function parseMarkdown(text: string, file: string): ParsedMarkdown {
   } catch (err) {
     if (err instanceof ConfigurationError) throw err;
     const e = err as { linePos?: { line: number; col: number }[]; message?: string; mark?: { line: number } };
-    // The frontmatter starts on the file's second line (after `---`).
-    const line = e.linePos?.[0] ? e.linePos[0].line + 1 : e.mark ? e.mark.line + 2 : undefined;
+    // gray-matter hands the engine the text after the opening `---`, newline included, so the
+    // YAML's line numbers are the file's.
+    const line = e.linePos?.[0] ? e.linePos[0].line : e.mark ? e.mark.line + 2 : undefined;
     const column = e.linePos?.[0]?.col;
     const message = String(e.message ?? err).split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
     throw new ConfigurationError(`malformed frontmatter: ${message}`, { place: { file, line, column }, cause: err });
