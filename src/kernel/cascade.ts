@@ -36,6 +36,8 @@ export interface CascadeResult {
   dynamic: Set<string>;
   /** `$hook` declarations gathered from every level: tool name → triggers. */
   hook: Record<string, string | string[]>;
+  /** Named bindings (`$hook: { my-tool: … }`, not `$self`): tool name → the file that declared it. */
+  hookFiles: Record<string, string | undefined>;
   /** Where each key of `metadata` was last set. */
   from: Record<string, string>;
   inherit: boolean;
@@ -56,6 +58,7 @@ export function resolveCascade(levels: CascadeLevel[], env: CascadeEnv): Cascade
   const statics = new Set<string>();
   const dynamics = new Set<string>();
   const hook: Record<string, string | string[]> = {};
+  const hookFiles: Record<string, string | undefined> = {};
   let inherit = true;
 
   for (const level of levels) {
@@ -102,6 +105,7 @@ export function resolveCascade(levels: CascadeLevel[], env: CascadeEnv): Cascade
         // `$self` means "this level's tool, when it appears as a metadata key elsewhere".
         const name = k === '$self' ? (level.tool?.name ?? k) : k;
         hook[name] = v as string | string[];
+        if (k !== '$self') hookFiles[name] = file;
       }
     }
     if (level.kind === 'self' && meta.$inherit === false) inherit = false;
@@ -117,7 +121,7 @@ export function resolveCascade(levels: CascadeLevel[], env: CascadeEnv): Cascade
       from[key] = level.label;
     }
   }
-  return { metadata: acc, order, static: statics, dynamic: dynamics, hook, from, inherit };
+  return { metadata: acc, order, static: statics, dynamic: dynamics, hook, hookFiles, from, inherit };
 }
 
 /** Default merge: plain objects merge deeply (higher level wins on conflict); arrays and scalars are replaced. */

@@ -3,6 +3,7 @@
 // result is shared by every call of the tool until the registry is invalidated.
 import { resolveCascade, type CascadeLevel, type CascadeResult } from './cascade.ts';
 import { deepFreeze } from './path.ts';
+import { ConfigurationError } from './errors.ts';
 import { DEFAULT_AFTER, DEFAULT_BEFORE, sortEntries } from './order.ts';
 import { stronglyConnected } from './scc.ts';
 import type { Context, JsonObject, LoadedTool } from './types.ts';
@@ -164,6 +165,18 @@ export class Planner {
       }
       if (triggers && triggers.length) hookKeys.set(key, triggers);
       else candidates.push(key);
+    }
+    // A named binding (`$hook: { my-tool: "$invoke" }`) binds my-tool even with no `my-tool:` key
+    // (its config is then undefined); naming a tool that does not exist is a configuration error.
+    for (const [name, file] of Object.entries(cascade.hookFiles)) {
+      if (name === tool.name || hookKeys.has(name) || cascade.static.has(name)) continue;
+      if (!registry.has(name, paths)) {
+        if (cascade.dynamic.has(name)) continue;
+        throw new ConfigurationError(`no skill named '${name}' on the search paths to bind as a hook`, { place: { file, key: `$hook.${name}` } });
+      }
+      if (name in cascade.metadata) continue; // a key that is there but did not bind: the loop above decided
+      const declared = cascade.hook[name]!;
+      hookKeys.set(name, (Array.isArray(declared) ? declared : [declared]) as ('$next' | '$invoke')[]);
     }
     const partial: Partial = { cascade, candidates, hookKeys };
     if (!byPaths) this.partials.set(tool, (byPaths = new Map()));
