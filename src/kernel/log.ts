@@ -39,6 +39,12 @@ export class Logger {
     return (rootContextId && this.runs.get(rootContextId)) || this.global;
   }
 
+  /** A run's reporters: the global ones (whenever they were activated) plus those activated for the run. */
+  private active(s: Settings): Iterable<string> {
+    if (s === this.global || s.reporters.size === 0) return this.global.reporters;
+    return new Set([...this.global.reporters, ...s.reporters]);
+  }
+
   emit(event: LogEvent): void {
     const s = this.settings(event.rootContextId);
     if (LEVELS[event.level] < LEVELS[s.level]) return;
@@ -47,7 +53,7 @@ export class Logger {
     this.ring[this.head] = clean;
     this.head = (this.head + 1) % this.capacity;
     if (this.size < this.capacity) this.size++;
-    for (const name of s.reporters) {
+    for (const name of this.active(s)) {
       const r = this.reporters.get(name);
       if (!r) continue;
       try {
@@ -75,10 +81,11 @@ export class Logger {
 
   configure(rootContextId: string | undefined, opts?: ConfigureOptions): LogSettings {
     let s: Settings;
-    if (!opts || opts.global || !rootContextId) s = this.global;
+    // No args (or no `global`) reads or changes this run's settings: its own, or else the global ones.
+    if (opts?.global || !rootContextId) s = this.global;
     else {
-      s = this.runs.get(rootContextId) ?? { level: this.global.level, scope: this.global.scope, reporters: new Set(this.global.reporters) };
-      if (opts.level !== undefined || opts.scope !== undefined || opts.reporter !== undefined) this.runs.set(rootContextId, s);
+      s = this.runs.get(rootContextId) ?? { level: this.global.level, scope: this.global.scope, reporters: new Set<string>() };
+      if (opts && (opts.level !== undefined || opts.scope !== undefined || opts.reporter !== undefined)) this.runs.set(rootContextId, s);
     }
     if (opts?.level) {
       if (!(opts.level in LEVELS)) throw new TypeError(`unknown log level '${opts.level}' — use trace, debug, info, warn or error`);
@@ -94,7 +101,7 @@ export class Logger {
         s.reporters.add(opts.reporter.name);
       }
     }
-    return { level: s.level, scope: s.scope, reporters: [...s.reporters] };
+    return { level: s.level, scope: s.scope, reporters: [...this.active(s)] };
   }
 
   /** Drops a finished run's settings so long-lived runtimes do not grow. */

@@ -77,15 +77,17 @@ function prune(dir: string, keep: number): void {
   for (const f of files.slice(keep)) fs.rmSync(path.join(dir, f.name), { force: true });
 }
 
+/** A JSON.stringify replacer: bigints as strings, functions dropped, only true cycles cut (an object seen twice side by side is kept). */
 function safe() {
-  const seen = new WeakSet<object>();
-  return (_key: string, value: unknown) => {
+  const ancestors: unknown[] = [];
+  return function (this: unknown, _key: string, value: unknown) {
     if (typeof value === 'bigint') return String(value);
     if (typeof value === 'function') return undefined;
-    if (value && typeof value === 'object') {
-      if (seen.has(value)) return '[Circular]';
-      seen.add(value);
-    }
+    if (value === null || typeof value !== 'object') return value;
+    // `this` is the object holding `value`: unwind to it, so `ancestors` is the path from the root.
+    while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop();
+    if (ancestors.includes(value)) return '[Circular]';
+    ancestors.push(value);
     return value;
   };
 }
