@@ -29,6 +29,8 @@ export default function eventEmit(ctx: Context, args: { topic: string; type: str
     source: args.source ?? (caller && caller.envelope.parent ? caller.run.tool.name : undefined),
     rootContextId: ctx.nonlocals.rootContextId,
   });
+  // runtime.close() announces `shutdown` only if nobody did yet (the CLI does on SIGINT / SIGTERM).
+  if (event.topic === 'shutdown') ctx.globals.internals.shutdownEmitted = true;
   // The CLI's shutdown grace waits on what this emit dispatched.
   const pending = (ctx.globals.internals.dispatched as Promise<void>[] | undefined) ?? [];
   pending.push(dispatched);

@@ -115,6 +115,15 @@ export default async function subscriber(ctx: Context) {
   return 'done';
 }
 `,
+  // Subscribes a shutdown handler and returns at once: the runtime announces shutdown when it closes.
+  'skills/tidy.skill.ts': `
+import type { Context } from 'agent-apps';
+export const frontmatter = { name: 'tidy', description: 'Subscribes on-shutdown and returns.' };
+export default async function tidy(ctx: Context) {
+  await ctx.manager.invoke('event-subscribe', { topic: 'shutdown', ref: 'on-shutdown' });
+  return 'tidy';
+}
+`,
   'skills/on-shutdown.skill.ts': `
 import fs from 'node:fs';
 import type { Context, Event } from 'agent-apps';
@@ -455,6 +464,15 @@ describe('SIGINT / SIGTERM: the shutdown topic', { concurrency: true }, () => {
     const r = await interrupt(['run', 'long'], ['SIGINT'], { HANG_MS: '20000' });
     assert.equal(r.code, 130, r.stderr);
     assert.ok(r.ms >= 2800 && r.ms < 5000, `exited after ${r.ms} ms`);
+  });
+
+  test('a run that ends normally still announces shutdown (type close) to its handlers as the runtime closes', async () => {
+    const ws = workspace();
+    const marker = path.join(ws, 'marker.json');
+    const r = await cli(['run', 'tidy'], { cwd: ws, env: { MARKER: marker } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'tidy\n');
+    assert.deepEqual(JSON.parse(fs.readFileSync(marker, 'utf8')), { handler: 'on-shutdown', type: 'close', topic: 'shutdown', data: { reason: 'runtime closed' } });
   });
 
   test('a second SIGINT exits at once, without waiting for the grace', async () => {

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
-import type { Event, Runtime } from '../src/index.ts';
+import { internals, type Event, type Runtime } from '../src/index.ts';
 import { logs, runtimeFor, settle, skill } from './helpers.ts';
 
 const WS = 'events-ws';
@@ -365,4 +365,45 @@ test('request cleanup: the middleware’s finally closes the connection on succe
   const ids = [...new Set(logs(rt, { tag: 'db' }).map((e) => e.connId))];
   assert.equal(ids.length, 3);
   assert.deepEqual(db, ids.flatMap((id) => [`db-open:${id}`, `db-close:${id}`]));
+});
+
+// ——— function handlers (in-process) ———
+
+test('function handlers, the in-process form, get every event; a throwing one is logged by name and breaks nothing', async (t) => {
+  const rt = await runtimeFor(t, WS);
+  const bus = internals.eventBus(rt.root);
+  const got: Event[] = [];
+  bus.subscribe({ topic: 'orders', fn: function explode() { throw new Error('in-process failure'); } });
+  bus.subscribe({ topic: 'orders', fn: (event) => void got.push(event) });
+  const event = await emit(rt, 'orders', 'created');
+  await until(() => got.length && logs(rt, { type: 'handler-error' }).length);
+  assert.deepEqual(got, [event]);
+  assert.match(logs(rt, { type: 'handler-error' })[0]?.text ?? '', /handler 'explode'.*in-process failure/);
+});
+
+// ——— shutdown on runtime.close() (SPEC §13) ———
+
+test('runtime.close() emits shutdown to its handlers, and waits for them before aborting the root', async (t) => {
+  const rt = await runtimeFor(t, WS);
+  const got: Event[] = [];
+  let settled = false;
+  internals.eventBus(rt.root).subscribe({ topic: 'shutdown', fn: async (event) => {
+    got.push(event);
+    await new Promise((r) => setTimeout(r, 30));
+    settled = !rt.root.run.signal.aborted;
+  } });
+  await rt.close();
+  assert.deepEqual(got.map((e) => [e.topic, e.type, e.source]), [['shutdown', 'close', 'runtime']]);
+  assert.equal(settled, true, 'the handler finished before the root was aborted');
+  await rt.close();
+  assert.equal(got.length, 1, 'closing twice announces once');
+});
+
+test('runtime.close() does not emit shutdown again when it was already emitted (the CLI on a signal)', async (t) => {
+  const rt = await runtimeFor(t, WS);
+  await rt.invoke('event-subscribe', { topic: 'shutdown' });
+  await rt.invoke('event-emit', { topic: 'shutdown', type: 'sigint', data: { signal: 'SIGINT' }, source: 'cli' });
+  const bus = internals.eventBus(rt.root);
+  await rt.close();
+  assert.deepEqual(bus.buffered('shutdown').map((e) => e.type), ['sigint']);
 });
