@@ -68,8 +68,8 @@ export class Planner {
   }
 
   private sync(): void {
-    if (this.generation !== this.env.registry.generation) {
-      this.generation = this.env.registry.generation;
+    if (this.generation !== this.env.registry.structure) {
+      this.generation = this.env.registry.structure;
       this.partials = new WeakMap();
       this.plans = new WeakMap();
       this.components = new WeakMap();
@@ -78,7 +78,7 @@ export class Planner {
 
   /** The cached plan, or undefined if it must be computed (lets the hot path stay synchronous). */
   peek(tool: LoadedTool, paths: readonly string[]): Plan | undefined {
-    if (this.generation !== this.env.registry.generation) return undefined;
+    if (this.generation !== this.env.registry.structure) return undefined;
     return this.plans.get(tool)?.get(paths);
   }
 
@@ -112,7 +112,15 @@ export class Planner {
       if (triggers.includes('$next')) hooks.next.push({ name: key, args });
       if (triggers.includes('$invoke')) hooks.invoke.push({ name: key, args });
     }
-    const plan: Plan = { cascade, entries: Object.freeze(sortEntries(entries)), hooks };
+    let sorted: ChainEntry[];
+    try {
+      sorted = sortEntries(entries);
+    } catch (err) {
+      // Name the tool whose cascade produced the cycle (its own file is the place to start).
+      if (err instanceof ConfigurationError) throw new ConfigurationError(`'${tool.name}': ${err.message}`, { place: { file: tool.file } });
+      throw err;
+    }
+    const plan: Plan = { cascade, entries: Object.freeze(sorted), hooks };
     deepFreeze(cascade.metadata);
     let byPaths = this.plans.get(tool);
     if (!byPaths) this.plans.set(tool, (byPaths = new Map()));

@@ -24,7 +24,15 @@ export class Registry {
   readonly library: string;
   /** Programmatic tools (`runtime.register`, callback refs): `globals.tools`. */
   readonly programmatic: Map<string, LoadedTool>;
+  /** Bumps on every invalidate(): file records are re-stat'ed on next use. */
   generation = 0;
+  /**
+   * Bumps only when what tools exist or what they contain changed (a name appeared or moved, a
+   * file was reloaded, a tool was registered). Plans stay valid while it holds still, so a
+   * refresh() that finds nothing new costs a rescan, not a re-plan of every tool.
+   */
+  structure = 0;
+  private fingerprints = new Map<string, string>();
   private roots = new Map<string, RootIndex>();
   private files = new Map<string, FileRecord>();
   private byPaths = new WeakMap<readonly string[], Map<string, IndexEntry | null>>();
@@ -39,14 +47,30 @@ export class Registry {
 
   /** Removes a programmatic tool (ephemeral callback refs). */
   unregister(name: string, opts: { ephemeral?: boolean } = {}): void {
-    if (this.programmatic.delete(name) && !opts.ephemeral) this.generation++;
+    if (this.programmatic.delete(name) && !opts.ephemeral) {
+      this.generation++;
+      this.structure++;
+    }
   }
 
   /** Forget the root indexes and re-check files on next use. */
   invalidate(): void {
+    const known = [...this.roots.keys()];
     this.roots.clear();
     this.byPaths = new WeakMap();
     this.generation++;
+    // Look now, so that `structure` tells the planner at once whether its plans still hold.
+    for (const dir of known) this.root(dir);
+    for (const [file, rec] of this.files) {
+      let mtimeMs = -1;
+      try {
+        mtimeMs = fs.statSync(file).mtimeMs;
+      } catch {}
+      if (mtimeMs !== rec.mtimeMs) {
+        this.structure++;
+        break;
+      }
+    }
   }
 
   root(dir: string): RootIndex {
@@ -56,6 +80,10 @@ export class Registry {
       // The library's main is the hidden root authority, never "the workspace's main".
       if (dir === this.library) index.names.delete('main');
       this.roots.set(dir, index);
+      const print = fingerprint(index);
+      const before = this.fingerprints.get(dir);
+      if (before !== undefined && before !== print) this.structure++;
+      this.fingerprints.set(dir, print);
     }
     return index;
   }
@@ -141,6 +169,8 @@ export class Registry {
       if (rec.tool) return rec.tool;
       throw rec.error;
     }
+    // A file seen before that changed on disk: everything planned from it is stale.
+    if (rec) this.structure++;
     const next: FileRecord = { mtimeMs, checkedAt: this.generation };
     this.files.set(entry.file, next);
     try {
@@ -194,7 +224,10 @@ export class Registry {
     this.programmatic.set(name, tool);
     // Plans computed before may have treated this name as data: recompute them — except for
     // ephemeral callback refs, whose generated names no cascade can mention.
-    if (!opts.ephemeral) this.generation++;
+    if (!opts.ephemeral) {
+      this.generation++;
+      this.structure++;
+    }
     return tool;
   }
 
@@ -278,6 +311,13 @@ export class Registry {
     }
     return out;
   }
+}
+
+function fingerprint(index: RootIndex): string {
+  let out = '';
+  for (const [name, e] of index.names) out += `${name}=${e.file}${e.error ? '!' : ''};`;
+  for (const [dir, e] of index.mains) out += `@${dir}=${e.file};`;
+  return out;
 }
 
 function summary(tool: LoadedTool): ToolSummary {
