@@ -21,8 +21,9 @@ export function registerDebug(program: Command, io: CliIO): void {
     .addHelpText(
       'after',
       `
-The tree goes to stderr (the result alone to stdout). Each line is a pipeline (▸) or a chain
-entry (·) with its inclusive time. Breakpoints emit a breakpoint-hit event; in a terminal the
+The tree goes to stderr (the result alone to stdout). Each line is a pipeline (▸) with its
+total time, or one of its chain entries (·) with the time spent in that entry itself (its pre-
+and post-steps, and any tool it invoked, which is indented under it). Breakpoints emit a breakpoint-hit event; in a terminal the
 run pauses until you press Enter, otherwise it is printed and the run goes on.
 
 Examples:
@@ -47,19 +48,36 @@ Examples:
 interface Node {
   label: string;
   kind: 'pipeline' | 'next' | 'break';
+  contextId?: string;
   duration?: number;
   error?: string;
   children: Node[];
 }
 
-/** Rebuilds the onion from enter/exit pairs: each enter opens a node, its exit closes it. */
+/**
+ * Rebuilds the pipeline from enter/exit pairs. A pipeline's chain entries are listed side by
+ * side under it (the onion nests them, but reading them as a list is clearer); a pipeline
+ * started inside an entry — the tool that entry invoked — is indented under that entry.
+ */
 export function renderTree(events: LogEvent[], paint: Painter): string {
   const roots: Node[] = [];
   const stack: Node[] = [];
+  const top = () => (stack.length ? stack[stack.length - 1]!.children : roots);
   for (const e of events) {
-    if (e.type === 'pipeline-enter' || e.type === 'next-enter') {
-      const node: Node = { label: e.type === 'pipeline-enter' ? e.tool : String(e.entry), kind: e.type === 'pipeline-enter' ? 'pipeline' : 'next', children: [] };
-      (stack.length ? stack[stack.length - 1]!.children : roots).push(node);
+    if (e.type === 'pipeline-enter') {
+      const node: Node = { label: e.tool, kind: 'pipeline', contextId: e.contextId, children: [] };
+      top().push(node);
+      stack.push(node);
+    } else if (e.type === 'next-enter') {
+      const node: Node = { label: String(e.entry), kind: 'next', contextId: e.contextId, children: [] };
+      let owner: Node | undefined;
+      for (let i = stack.length - 1; i >= 0; i--) {
+        if (stack[i]!.kind === 'pipeline' && stack[i]!.contextId === e.contextId) {
+          owner = stack[i];
+          break;
+        }
+      }
+      (owner ? owner.children : top()).push(node);
       stack.push(node);
     } else if (e.type === 'pipeline-exit' || e.type === 'next-exit') {
       const node = stack.pop();
@@ -68,16 +86,26 @@ export function renderTree(events: LogEvent[], paint: Painter): string {
         if (e.error) node.error = String(e.error);
       }
     } else if (e.type === 'breakpoint-hit') {
-      (stack.length ? stack[stack.length - 1]!.children : roots).push({ label: e.text ?? 'breakpoint', kind: 'break', children: [] });
+      top().push({ label: e.text ?? 'breakpoint', kind: 'break', children: [] });
     }
   }
   let out = '';
-  const walk = (node: Node, depth: number) => {
+  const walk = (node: Node, depth: number, own?: number) => {
     const mark = node.kind === 'pipeline' ? paint.bold('▸') : node.kind === 'break' ? paint.yellow('⏸') : paint.dim('·');
-    const time = node.duration !== undefined ? paint.dim(` ${node.duration.toFixed(3)} ms`) : '';
+    const ms = own ?? node.duration;
+    const time = ms !== undefined ? paint.dim(` ${ms.toFixed(3)} ms`) : '';
     const err = node.error ? ' ' + paint.red(`✗ ${node.error}`) : '';
     out += `${'  '.repeat(depth)}${mark} ${node.kind === 'pipeline' ? paint.cyan(node.label) : node.label}${time}${err}\n`;
-    for (const c of node.children) walk(c, depth + 1);
+    // Entries nest in the onion, so an entry's own time is its time minus the next entry's.
+    const entries = node.children.filter((c) => c.kind === 'next');
+    for (const c of node.children) {
+      let self: number | undefined;
+      if (c.kind === 'next' && c.duration !== undefined) {
+        const next = entries[entries.indexOf(c) + 1];
+        self = next?.duration !== undefined ? Math.max(0, c.duration - next.duration) : c.duration;
+      }
+      walk(c, depth + 1, self);
+    }
   };
   for (const r of roots) walk(r, 0);
   return out;
