@@ -1,4 +1,5 @@
-// Kernel figures (SPEC §14): invoke.overhead, invoke.fanout(.heap), memory.growth, cli.coldstart.
+// Kernel figures (SPEC §14): invoke.overhead, invoke.overhead.hooked, invoke.fanout(.heap),
+// memory.growth, cli.coldstart.
 // Each is printed with a baseline measured in the same run, so the ratio holds on a noisy machine.
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
@@ -52,6 +53,36 @@ async function invokeOverhead() {
   const value = median(ours);
   const baseline = median(base);
   return [{ name: 'invoke.overhead', value: round(value), unit: 'µs/op', baseline: round(baseline), ratio: round(value / baseline), layers: depth }];
+}
+
+/**
+ * invoke.overhead.hooked (µs/op): the same no-op skill with `profile: true` in the cascade, so a
+ * `$invoke` hook wraps its pipeline and a `$next` hook each chain entry — the cost of hooks when
+ * present. Baseline: the plain no-op invocation (invoke.overhead's figure), measured in the same
+ * runs; plain invoke.overhead itself is unchanged, since no hook means no wrapper.
+ */
+async function invokeOverheadHooked() {
+  const plain = await createRuntime({ cwd: ws });
+  const hooked = await createRuntime({ cwd: ws, overrides: { profile: true } });
+  const N = 20_000;
+  for (let i = 0; i < 5_000; i++) await hooked.invoke('noop');
+  for (let i = 0; i < 5_000; i++) await plain.invoke('noop');
+  const ours = [];
+  const base = [];
+  for (let run = 0; run < 5; run++) {
+    let t = performance.now();
+    for (let i = 0; i < N; i++) await hooked.invoke('noop');
+    ours.push(((performance.now() - t) * 1000) / N);
+    t = performance.now();
+    for (let i = 0; i < N; i++) await plain.invoke('noop');
+    base.push(((performance.now() - t) * 1000) / N);
+  }
+  const hooks = (await hooked.describe('noop')).hooks;
+  await plain.close();
+  await hooked.close();
+  const value = median(ours);
+  const baseline = median(base);
+  return [{ name: 'invoke.overhead.hooked', value: round(value), unit: 'µs/op', baseline: round(baseline), ratio: round(value / baseline), hooks: { invoke: hooks.invoke.length, next: hooks.next.length } }];
 }
 
 async function invokeFanout() {
@@ -126,6 +157,7 @@ function round(x) {
 
 export const benchmarks = {
   'invoke.overhead': invokeOverhead,
+  'invoke.overhead.hooked': invokeOverheadHooked,
   'invoke.fanout': invokeFanout,
   'memory.growth': memoryGrowth,
   'cli.coldstart': cliColdstart,
