@@ -9,6 +9,7 @@ import { eventBus } from './events/runtime.ts';
 import { Sandbox } from './sandbox/sandbox.ts';
 import { systemPrompt, userMessage } from './agent/prompt.ts';
 import { isCallable } from './agent/visible-tools.ts';
+import { parseSkillArgs } from './cli/skill-args.ts';
 
 setEntryUrl(import.meta.url);
 
@@ -17,6 +18,7 @@ export { ctxTarget, defineSkill } from './kernel/target.ts';
 export { serializeContext } from './kernel/serialize.ts';
 export { AgentAppsError, ConfigurationError, ToolNotFoundError, ValidationError, AbortError, formatSchemaErrors } from './kernel/errors.ts';
 export { isPathRef } from './loader/names.ts';
+export { findTool } from './loader/find-tool.ts';
 export { parseAllowedTools, type AllowedTools } from './kernel/allowed-tools.ts';
 export { createCallbackRef, type CallbackRef } from './agent/callback-ref.ts';
 export { resolveVisibleTools, type VisibleTools, type ToolDoc } from './agent/visible-tools.ts';
@@ -77,4 +79,6 @@ export const internals = {
   systemPrompt,
   userMessage,
   isCallable,
+  /** `--name value` tokens → args, coerced by a params schema (the CLI's rules; used by repl). */
+  parseSkillArgs,
 };

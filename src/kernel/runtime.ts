@@ -6,6 +6,7 @@ import { Registry } from '../loader/registry.ts';
 import { LIBRARY_ROOT, PACKAGE_ROOT, defaultPaths, findWorkspace } from '../loader/search-paths.ts';
 import { installModuleHooks } from '../loader/module-hooks.ts';
 import { declare } from '../loader/frontmatter.ts';
+import { settle } from '../events/runtime.ts';
 import type { Manager } from './manager.ts';
 import type { Context, Globals, InvokeOptions, JsonObject, LoadedTool, Reporter, ToolDef, ToolDescription, ToolSummary } from './types.ts';
 
@@ -84,6 +85,15 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
     async close() {
       if (closed) return;
       closed = true;
+      // SPEC §13: close() emits `shutdown` to whoever subscribed, and gives their handlers a
+      // bounded time to settle before the root is aborted.
+      const bus = globals.internals.eventBus as import('../events/bus.ts').EventBus | undefined;
+      if (bus) {
+        try {
+          const { dispatched } = bus.emit({ topic: 'shutdown', type: 'close', data: { reason: 'runtime.close()' }, source: 'runtime', rootContextId: root.nonlocals.rootContextId });
+          await settle(dispatched, 3000);
+        } catch {}
+      }
       for (const fn of shutdownHandlers.get(kernel) ?? []) {
         try {
           await fn();

@@ -1,0 +1,12 @@
+// findTool (SPEC §4) as a standalone function: resolve a ref on a list of search paths without a
+// runtime. Each call shares one registry (and its caches) per library root.
+import { Registry } from './registry.ts';
+import { LIBRARY_ROOT } from './search-paths.ts';
+import type { LoadedTool, ToolDef } from '../kernel/types.ts';
+
+let shared: Registry | undefined;
+
+export function findTool(ref: string | ToolDef, paths: readonly string[] = [LIBRARY_ROOT], cwd: string = process.cwd()): Promise<LoadedTool> {
+  shared ??= new Registry(LIBRARY_ROOT, new Map());
+  return shared.find(ref, Object.isFrozen(paths) ? paths : Object.freeze([...paths]), cwd);
+}
