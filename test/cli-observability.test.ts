@@ -472,7 +472,7 @@ describe('SIGINT / SIGTERM: the shutdown topic', { concurrency: true }, () => {
     const r = await cli(['run', 'tidy'], { cwd: ws, env: { MARKER: marker } });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, 'tidy\n');
-    assert.deepEqual(JSON.parse(fs.readFileSync(marker, 'utf8')), { handler: 'on-shutdown', type: 'close', topic: 'shutdown', data: { reason: 'runtime closed' } });
+    assert.deepEqual(JSON.parse(fs.readFileSync(marker, 'utf8')), { handler: 'on-shutdown', type: 'close', topic: 'shutdown', data: { reason: 'runtime.close()' } });
   });
 
   test('a second SIGINT exits at once, without waiting for the grace', async () => {

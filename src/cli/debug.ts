@@ -63,6 +63,11 @@ export function renderTree(events: LogEvent[], paint: Painter): string {
   const roots: Node[] = [];
   const stack: Node[] = [];
   const top = () => (stack.length ? stack[stack.length - 1]!.children : roots);
+  /** The open pipeline of a context: its chain entries (and breakpoints) are listed under it. */
+  const pipelineOf = (contextId: string): Node | undefined => {
+    for (let i = stack.length - 1; i >= 0; i--) if (stack[i]!.kind === 'pipeline' && stack[i]!.contextId === contextId) return stack[i];
+    return undefined;
+  };
   for (const e of events) {
     if (e.type === 'pipeline-enter') {
       const node: Node = { label: e.tool, kind: 'pipeline', contextId: e.contextId, children: [] };
@@ -70,14 +75,7 @@ export function renderTree(events: LogEvent[], paint: Painter): string {
       stack.push(node);
     } else if (e.type === 'next-enter') {
       const node: Node = { label: String(e.entry), kind: 'next', contextId: e.contextId, children: [] };
-      let owner: Node | undefined;
-      for (let i = stack.length - 1; i >= 0; i--) {
-        if (stack[i]!.kind === 'pipeline' && stack[i]!.contextId === e.contextId) {
-          owner = stack[i];
-          break;
-        }
-      }
-      (owner ? owner.children : top()).push(node);
+      (pipelineOf(e.contextId)?.children ?? top()).push(node);
       stack.push(node);
     } else if (e.type === 'pipeline-exit' || e.type === 'next-exit') {
       const node = stack.pop();
@@ -86,7 +84,8 @@ export function renderTree(events: LogEvent[], paint: Painter): string {
         if (e.error) node.error = String(e.error);
       }
     } else if (e.type === 'breakpoint-hit') {
-      top().push({ label: e.text ?? 'breakpoint', kind: 'break', children: [] });
+      // A breakpoint at an entry sits beside that entry, in its pipeline; one at a tool, where its pipeline starts.
+      (pipelineOf(e.contextId)?.children ?? top()).push({ label: e.text ?? 'breakpoint', kind: 'break', children: [] });
     }
   }
   let out = '';

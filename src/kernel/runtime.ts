@@ -86,9 +86,10 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
       if (closed) return;
       closed = true;
       // SPEC §13: close() emits `shutdown` to whoever subscribed, and gives their handlers a
-      // bounded time to settle before the root is aborted.
+      // bounded time to settle before the root is aborted — unless it was announced already
+      // (the CLI emits it on SIGINT / SIGTERM; event-emit sets the flag).
       const bus = globals.internals.eventBus as import('../events/bus.ts').EventBus | undefined;
-      if (bus) {
+      if (bus && globals.internals.shutdownEmitted !== true) {
         try {
           const { dispatched } = bus.emit({ topic: 'shutdown', type: 'close', data: { reason: 'runtime.close()' }, source: 'runtime', rootContextId: root.nonlocals.rootContextId });
           await settle(dispatched, 3000);
