@@ -2,7 +2,7 @@ import { ConfigurationError, ctxTarget, internals, type Context } from 'agent-ap
 
 export const frontmatter = {
   name: 'event',
-  description: 'Metadata middleware: `event: { routes: [{ topic, ref }], route: TOPIC }` subscribes skills to topics (route: the served skill itself). Registered once, however often the skill runs.',
+  description: 'Metadata middleware: `event: { routes: [{ topic, ref }], route: TOPIC }` subscribes skills to topics (route: the served skill itself). Registered once, however often the skill runs. `bufferSize` sets how many events each topic keeps for replay (default 1000).',
   metadata: {
     role: 'middleware',
     visibility: 'hidden',
@@ -12,6 +12,7 @@ export const frontmatter = {
       properties: {
         routes: { type: 'array', items: { type: 'object', properties: { topic: { type: 'string' }, ref: { type: 'string' }, args: { type: 'object' } }, required: ['topic', 'ref'] } },
         route: { anyOf: [{ type: 'string' }, { type: 'object', properties: { topic: { type: 'string' }, args: { type: 'object' } }, required: ['topic'] }] },
+        bufferSize: { type: 'integer', minimum: 0 },
       },
     },
     returns: {},
@@ -20,7 +21,7 @@ export const frontmatter = {
 
 type Route = { topic: string; ref: string; args?: object };
 
-export default async function event(ctx: Context, value: { routes?: Route[]; route?: string | { topic: string; args?: object } }) {
+export default async function event(ctx: Context, value: { routes?: Route[]; route?: string | { topic: string; args?: object }; bufferSize?: number }) {
   const target = ctxTarget(ctx);
   const routes: Route[] = [...(value?.routes ?? [])];
   if (value?.route !== undefined) {
@@ -29,6 +30,11 @@ export default async function event(ctx: Context, value: { routes?: Route[]; rou
   }
   const kernel = internals.kernel(ctx);
   const bus = internals.eventBus(ctx);
+  if (value?.bufferSize !== undefined) {
+    const size = value.bufferSize;
+    if (!Number.isInteger(size) || size < 0) throw new ConfigurationError(`event: bufferSize must be a whole number ≥ 0, got ${JSON.stringify(size)}`);
+    bus.state.bufferSize = size; // the replay buffer of every topic (SPEC §8: 1,000 by default, configurable)
+  }
   for (const r of routes) {
     if (!r || typeof r.topic !== 'string' || typeof r.ref !== 'string') throw new ConfigurationError(`event: each route needs a topic and a ref, got ${JSON.stringify(r)}`);
     await kernel.resolve(r.ref, target.locals.config.paths, target.locals.config.cwd);

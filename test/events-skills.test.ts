@@ -407,3 +407,17 @@ test('runtime.close() does not emit shutdown again when it was already emitted (
   await rt.close();
   assert.deepEqual(bus.buffered('shutdown').map((e) => e.type), ['sigint']);
 });
+
+test('event: { bufferSize } sets how many events each topic keeps for replay (default 1000)', async (t) => {
+  const rt = await runtimeFor(t, WS);
+  rt.register(skill('small-buffers', () => 'ok', { event: { bufferSize: 2 } }));
+  rt.register(skill('bad-buffers', () => 'ok', { event: { bufferSize: -1 } }));
+  for (let i = 0; i < 5; i++) await emit(rt, 'history', `before-${i}`);
+  await rt.invoke('event-subscribe', { topic: 'history', queue: 'all', replay: true });
+  assert.equal((await wait(rt, { topic: 'history', queue: 'all', timeout: 0 })).length, 5);
+  assert.equal(await rt.invoke('small-buffers'), 'ok');
+  for (let i = 0; i < 5; i++) await emit(rt, 'history', `after-${i}`);
+  await rt.invoke('event-subscribe', { topic: 'history', queue: 'late', replay: true });
+  assert.deepEqual((await wait(rt, { topic: 'history', queue: 'late', timeout: 0 })).map((e) => e.type), ['after-3', 'after-4']);
+  assert.equal((await settle(rt.invoke('bad-buffers'))).error?.code, 'E_VALIDATION', 'the event middleware’s params refuse it');
+});
