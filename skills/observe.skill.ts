@@ -25,9 +25,14 @@ export default async function observe(ctx: Context) {
   const base = { tool: target.run.tool.name, args: target.args, contextId: target.envelope.id };
   // The observer's own invocations must not be observed (or hooked) again.
   const quiet = { $context: { nonlocals: { debug: false } } };
+  // Hooks observe, they do not gate: an observer that fails is logged, and the observed call goes on.
   const report = async (data: Record<string, unknown>) => {
-    if (c.ref) await ctx.manager.invoke(c.ref, { ...(c.args ?? {}), ...data, ...quiet });
-    else await ctx.manager.invoke('event-emit', { topic: c.topic!, type: `observe-${data.phase}`, data, source: 'observe', ...quiet });
+    try {
+      if (c.ref) await ctx.manager.invoke(c.ref, { ...(c.args ?? {}), ...data, ...quiet });
+      else await ctx.manager.invoke('event-emit', { topic: c.topic!, type: `observe-${data.phase}`, data, source: 'observe', ...quiet });
+    } catch (err) {
+      ctx.manager.log({ type: 'observe-failed', tag: 'observability', level: 'error', code: (err as { code?: string })?.code, tool: target.run.tool.name, contextId: target.envelope.id, text: `observe ${c.ref ? `ref '${c.ref}'` : `topic '${c.topic}'`} failed on ${String(data.phase)}: ${(err as Error)?.message ?? err}` });
+    }
   };
   await report({ phase: 'enter', ...base });
   let result: unknown;

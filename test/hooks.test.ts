@@ -308,6 +308,14 @@ test('observe: { topic } emits observe-enter / observe-exit events to the topic'
   assert.equal((events[1]!.data as { result: unknown }).result, 'inner');
 });
 
+test('an observer that fails is logged (observe-failed) and the observed call still succeeds', async (t) => {
+  const rt = await hooked(t, '  observe: { ref: fails }');
+  assert.equal(await rt.invoke('inner'), 'inner');
+  const failures = logs(rt, { type: 'observe-failed' });
+  assert.deepEqual(failures.map((e) => [e.tool, e.level, e.code]), [['inner', 'error', 'E_BROKE'], ['inner', 'error', 'E_BROKE']]);
+  assert.match(failures[0]!.text ?? '', /observe ref 'fails' failed on enter: it broke/);
+});
+
 test('observe without a topic or a ref is a configuration error', async (t) => {
   const rt = await hooked(t, '  observe: { args: {} }');
   assert.equal((await settle(rt.invoke('inner'))).error?.code, 'E_CONFIG');

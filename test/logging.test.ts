@@ -245,8 +245,10 @@ test(`jsonl reporter prunes the runs directory to the newest ${KEEP_RUNS} runs`,
     fs.writeFileSync(file, '');
     fs.utimesSync(file, now - 1000 + i, now - 1000 + i);
   }
+  fs.writeFileSync(path.join(dir, 'old-00.live'), String(process.pid)); // a run killed without cleaning up
   const r = jsonlReporter(ws, 'newest');
   await r.close?.();
+  assert.equal(fs.existsSync(path.join(dir, 'old-00.live')), false, 'a pruned run’s stale marker goes too');
   const left = fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort();
   assert.equal(left.length, KEEP_RUNS);
   assert.ok(left.includes('newest.jsonl'));

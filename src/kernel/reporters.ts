@@ -74,7 +74,11 @@ function prune(dir: string, keep: number): void {
   }
   if (files.length <= keep) return;
   files.sort((a, b) => b.mtime - a.mtime);
-  for (const f of files.slice(keep)) fs.rmSync(path.join(dir, f.name), { force: true });
+  for (const f of files.slice(keep)) {
+    fs.rmSync(path.join(dir, f.name), { force: true });
+    // A run killed outright leaves its marker behind; a stale pid must not look live to `tail --follow`.
+    fs.rmSync(path.join(dir, f.name.replace(/\.jsonl$/, '.live')), { force: true });
+  }
 }
 
 /** A JSON.stringify replacer: bigints as strings, functions dropped, only true cycles cut (an object seen twice side by side is kept). */
