@@ -375,6 +375,13 @@ describe('agent-apps debug and --profile', { concurrency: true }, () => {
     assert.match(tail.stdout, /breakpoint-hit +greet › execute: breakpoint at greet › execute/);
   });
 
+  test('debug with --log-level warn says why there is no tree instead of printing nothing', async () => {
+    const r = await cli(['--log-level', 'warn', 'debug', 'greet', '--name', 'Ada'], { cwd: workspace() });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'Hello, Ada.\n');
+    assert.equal(r.stderr, 'warn: no pipeline tree — --log-level warn hides the debug events (level info)\n');
+  });
+
   test('debug of a failing skill shows the error in the tree and exits 1', async () => {
     const ws = workspace();
     const r = await cli(['debug', 'fail'], { cwd: ws });

@@ -38,7 +38,11 @@ Examples:
         overrides,
         after: async (runtime: Runtime) => {
           const paint = await painter(io.stderr, g.color !== false);
-          io.stderr.write(renderTree(runtime.root.manager.tail({ tag: 'debug' }), paint));
+          const events = runtime.root.manager.tail({ tag: 'debug' });
+          // The debug events are info events: a higher --log-level drops them before anyone sees them.
+          if (!events.length && (g.logLevel === 'warn' || g.logLevel === 'error')) {
+            io.stderr.write(`${paint.yellow('warn')}: no pipeline tree — --log-level ${g.logLevel} hides the debug events (level info)\n`);
+          } else io.stderr.write(renderTree(events, paint));
         },
       });
       (program as Command & { exitCodeOverride?: number }).exitCodeOverride = code;
