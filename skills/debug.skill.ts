@@ -1,9 +1,9 @@
 import readline from 'node:readline';
-import { ctxTarget, type Context } from 'agent-apps';
+import { ctxTarget, serializeContext, type Context } from 'agent-apps';
 
 export const frontmatter = {
   name: 'debug',
-  description: 'Hook: logs pipeline-enter / pipeline-exit around every pipeline and next-enter / next-exit around every chain entry (tag debug, with tool, entry, depth, duration); `break` pauses at matching tools or entries.',
+  description: 'Hook: logs pipeline-enter / pipeline-exit around every pipeline and next-enter / next-exit around every chain entry (tag debug, with tool, entry, depth, duration); `break` pauses at matching tools or entries (in a terminal: continue, step, inspect).',
   metadata: {
     $hook: { $self: ['$invoke', '$next'] },
     role: 'middleware',
@@ -30,9 +30,11 @@ export default async function debug(ctx: Context) {
   const started = performance.now();
   const kind = hook.trigger === '$invoke' ? 'pipeline' : 'next';
   const entry = hook.entry;
-  if (matchesBreak(hook.config, target.run.tool.name, entry)) {
+  const internals = ctx.globals.internals;
+  if (internals.debugStep === true || matchesBreak(hook.config, target.run.tool.name, entry)) {
+    internals.debugStep = false;
     ctx.manager.log({ ...base, type: 'breakpoint-hit', entry, text: `breakpoint at ${target.run.tool.name}${entry ? ` › ${entry}` : ''}` });
-    await pause(ctx, `${target.run.tool.name}${entry ? ` › ${entry}` : ''}`);
+    await pause(ctx, target, `${target.run.tool.name}${entry ? ` › ${entry}` : ''}`);
   }
   ctx.manager.log({ ...base, type: `${kind}-enter`, entry });
   let error: unknown;
@@ -56,15 +58,37 @@ function matchesBreak(config: unknown, tool: string, entry: string | undefined):
   return list.some((name) => (entry === undefined ? name === tool : name === entry));
 }
 
-/** Interactive runs wait for Enter on stdin; otherwise the breakpoint is logged and the run goes on. */
-function pause(ctx: Context, where: string): Promise<void> {
-  if (ctx.globals.internals.interactive !== true) return Promise.resolve();
+/**
+ * Interactive runs (a terminal on stdin and stdout) stop here: Enter or `c` continues, `s` steps to
+ * the next pipeline or chain entry, `i` prints the served context (serializeContext, 3 levels).
+ * Otherwise the breakpoint is only logged and the run goes on.
+ */
+async function pause(ctx: Context, target: Context, where: string): Promise<void> {
+  if (ctx.globals.internals.interactive !== true) return;
+  for (;;) {
+    const answer = (await ask(ctx, `⏸ breakpoint at ${where} — [c]ontinue, [s]tep, [i]nspect: `)).trim().toLowerCase();
+    if (answer === 'i' || answer === 'inspect') {
+      process.stderr.write(`${JSON.stringify(serializeContext(target, { depth: 3 }), null, 2)}\n`);
+      continue;
+    }
+    if (answer === 's' || answer === 'step') ctx.globals.internals.debugStep = true;
+    return;
+  }
+}
+
+function ask(ctx: Context, question: string): Promise<string> {
+  if (ctx.run.signal.aborted) return Promise.resolve('c');
   return new Promise((resolve) => {
     const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
-    rl.question(`⏸ breakpoint at ${where} — Enter to continue `, () => {
+    const onAbort = () => {
       rl.close();
-      resolve();
+      resolve('c');
+    };
+    ctx.run.signal.addEventListener('abort', onAbort, { once: true });
+    rl.question(question, (answer) => {
+      ctx.run.signal.removeEventListener('abort', onAbort);
+      rl.close();
+      resolve(answer);
     });
-    ctx.run.signal.addEventListener('abort', () => { rl.close(); resolve(); }, { once: true });
   });
 }

@@ -3,7 +3,7 @@
 // of bin/agent-apps.js in throw-away workspaces.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -373,6 +373,44 @@ describe('agent-apps debug and --profile', { concurrency: true }, () => {
     assert.match(r.stderr, /^ +⏸ breakpoint at greet › execute$/m);
     const tail = await cli(['tail', '--type', 'breakpoint-hit'], { cwd: ws });
     assert.match(tail.stdout, /breakpoint-hit +greet › execute: breakpoint at greet › execute/);
+  });
+
+  // A terminal needs a pseudo-terminal: util-linux `script` provides one.
+  const hasScript = (() => {
+    try {
+      return /util-linux/.test(execFileSync('script', ['--version'], { encoding: 'utf8' }));
+    } catch {
+      return false;
+    }
+  })();
+
+  test('debug --break in a terminal stops: s steps to the next entry, i inspects the context, c continues', { skip: !hasScript && 'needs util-linux script' }, async () => {
+    const ws = workspace();
+    const command = [process.execPath, BIN, '--no-color', 'debug', 'greet', '--name', 'Ada', '--break', 'directives'].map((a) => `'${a}'`).join(' ');
+    const out = await new Promise<string>((resolve, reject) => {
+      const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: ws, env: { ...process.env, AGENT_APPS_HOME: HOME } });
+      let text = '';
+      const answered = new Set<string>();
+      const answer = (when: string, what: string) => {
+        if (!answered.has(when) && text.includes(when)) {
+          answered.add(when);
+          child.stdin.write(what);
+        }
+      };
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        text += d;
+        answer('breakpoint at greet › directives', 's\n');
+        answer('breakpoint at greet › execute', 'i\n');
+        answer('"rootContextId"', 'c\n');
+      });
+      child.on('error', reject);
+      child.on('close', () => resolve(text));
+    });
+    assert.match(out, /breakpoint at greet › directives — \[c\]ontinue, \[s\]tep, \[i\]nspect/);
+    assert.match(out, /breakpoint at greet › execute/, 'step stopped at the next entry');
+    assert.match(out, /"args": \{\s+"name": "Ada"/, 'inspect printed the served context');
+    assert.match(out, /Hello, Ada\./);
+    assert.match(out, /▸ greet \d+\.\d{3} ms/);
   });
 
   test('debug with --log-level warn says why there is no tree instead of printing nothing', async () => {
