@@ -214,6 +214,14 @@ export default function noisy() { return 'noisy'; }
   assert.deepEqual([...new Set(logs(rt, { tag: 'debug' }).map((e) => e.tool))], ['noisy']);
 });
 
+test('debug and profile bind at $invoke and $next, observe at $invoke: none of them is a chain entry', async (t) => {
+  const rt = await hooked(t, '  debug: true\n  profile: true\n  observe: { topic: watch }');
+  const description = (await rt.describe('inner')) as { chain: { name: string }[]; hooks?: { next: { name: string }[]; invoke: { name: string }[] } };
+  assert.deepEqual(description.hooks?.invoke.map((h) => h.name).sort(), ['debug', 'observe', 'profile']);
+  assert.deepEqual(description.hooks?.next.map((h) => h.name).sort(), ['debug', 'profile']);
+  assert.deepEqual(description.chain.map((e) => e.name), DEFAULT_CHAIN);
+});
+
 // ——— debug ———
 
 test('debug emits pipeline-enter/exit and next-enter/exit with tool, entry, depth and duration', async (t) => {
