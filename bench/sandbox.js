@@ -1,11 +1,18 @@
-// Sandbox benchmarks (SPEC §14): `sandbox.start` and `sandbox.roundtrip`, one JSON line each.
+// Sandbox benchmarks (SPEC §14), one JSON line each. `sandbox.start` and `sandbox.roundtrip` are
+// for the default isolation mode (DEFAULT_ISOLATION); `sandbox.start.<mode>` and
+// `sandbox.roundtrip.<mode>` for the other mode, so that both are visible (either mode's by name
+// on request); `sandbox.spawn` is the one-off cost of process mode: starting the sandbox process
+// with the first sandbox in it.
 // Run alone with `node bench/sandbox.js [NAME…]`, or through `bench/run.js`, which imports `run`.
 
+import { execFileSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import ivm from 'isolated-vm';
-import { Sandbox } from '../src/sandbox/sandbox.ts';
+import { DEFAULT_ISOLATION, Sandbox } from '../src/sandbox/sandbox.ts';
+import { sandboxProcessPid } from '../src/sandbox/process.ts';
 
-const NAMES = ['sandbox.start', 'sandbox.roundtrip'];
+const OTHER = DEFAULT_ISOLATION === 'process' ? 'inline' : 'process';
+const NAMES = ['sandbox.start', 'sandbox.roundtrip', `sandbox.start.${OTHER}`, `sandbox.roundtrip.${OTHER}`, 'sandbox.spawn'];
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -24,15 +31,15 @@ async function timeIt(fn) {
   return performance.now() - t0;
 }
 
-/** ms to a Sandbox ready for code (isolate, context, bridge); baseline: isolate + context alone. */
-async function start() {
+/** ms to a Sandbox ready for code (isolate, context, bridge; process mode: with the sandbox process already running); baseline: isolate + context alone, in this process. */
+async function start(name, isolation) {
   const ROUNDS = 40;
   const sandboxTimes = [];
   const isolateTimes = [];
   for (let i = 0; i < ROUNDS + 5; i++) {
     let sandbox;
     const s = await timeIt(async () => {
-      sandbox = await Sandbox.create();
+      sandbox = await Sandbox.create({ isolation });
     });
     sandbox.dispose();
     let isolate;
@@ -47,14 +54,14 @@ async function start() {
       isolateTimes.push(b);
     }
   }
-  return record('sandbox.start', median(sandboxTimes), 'ms', median(isolateTimes));
+  return record(name, median(sandboxTimes), 'ms', median(isolateTimes));
 }
 
 /** µs per awaited `ctx.manager.get('x')`, 1,000 in one run; baseline: an in-sandbox async function. */
-async function roundtrip() {
+async function roundtrip(name, isolation) {
   const CALLS = 1000;
   const host = { call: async () => 1 };
-  const sandbox = await Sandbox.create();
+  const sandbox = await Sandbox.create({ isolation });
   try {
     const measure = async (code) => {
       const times = [];
@@ -70,17 +77,50 @@ async function roundtrip() {
     };
     const value = await measure(`for (let i = 0; i < ${CALLS}; i++) await ctx.manager.get('x');`);
     const baseline = await measure(`const f = async () => 1;\nfor (let i = 0; i < ${CALLS}; i++) await f();`);
-    return record('sandbox.roundtrip', value, 'µs', baseline);
+    return record(name, value, 'µs', baseline);
   } finally {
     sandbox.dispose();
   }
 }
 
-const BENCHES = { 'sandbox.start': start, 'sandbox.roundtrip': roundtrip };
+/** ms from no sandbox process to the first process-mode Sandbox ready for code; baseline: `node -e 0`. */
+async function spawnCost() {
+  const ROUNDS = 5;
+  const times = [];
+  const nodeTimes = [];
+  for (let i = 0; i < ROUNDS + 1; i++) {
+    const pid = sandboxProcessPid();
+    if (pid !== undefined) {
+      process.kill(pid, 'SIGKILL');
+      while (sandboxProcessPid() === pid) await new Promise((r) => setTimeout(r, 5));
+    }
+    let sandbox;
+    const t = await timeIt(async () => {
+      sandbox = await Sandbox.create({ isolation: 'process' });
+    });
+    sandbox.dispose();
+    const b = await timeIt(async () => execFileSync(process.execPath, ['-e', '0']));
+    if (i > 0) {
+      times.push(t);
+      nodeTimes.push(b);
+    }
+  }
+  return record('sandbox.spawn', median(times), 'ms', median(nodeTimes));
+}
 
-/** Runs those of `names` that are sandbox benchmarks (all when `names` is empty); prints and returns the records. */
+const BENCHES = {
+  'sandbox.start': () => start('sandbox.start', DEFAULT_ISOLATION),
+  'sandbox.roundtrip': () => roundtrip('sandbox.roundtrip', DEFAULT_ISOLATION),
+  'sandbox.start.inline': () => start('sandbox.start.inline', 'inline'),
+  'sandbox.roundtrip.inline': () => roundtrip('sandbox.roundtrip.inline', 'inline'),
+  'sandbox.start.process': () => start('sandbox.start.process', 'process'),
+  'sandbox.roundtrip.process': () => roundtrip('sandbox.roundtrip.process', 'process'),
+  'sandbox.spawn': spawnCost,
+};
+
+/** Runs those of `names` that are sandbox benchmarks (NAMES when `names` is empty); prints and returns the records. */
 export async function run(names = []) {
-  const wanted = names.length ? NAMES.filter((n) => names.includes(n)) : NAMES;
+  const wanted = names.length ? Object.keys(BENCHES).filter((n) => names.includes(n)) : NAMES;
   const records = [];
   for (const name of wanted) {
     const rec = await BENCHES[name]();

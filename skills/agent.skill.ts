@@ -81,12 +81,14 @@ export default async function agent(ctx: Context, args: AgentArgs) {
   if (persistent && args.returns) throw new ConfigurationError(`'${served.run.tool.name}': model.persistent cannot be combined with returns (a persistent agent never finishes)`);
   const maxTurns = persistent ? Infinity : positive(config.maxTurns, 30, 'maxTurns');
   const maxSteps = positive(config.maxSteps, 30, 'maxSteps');
-  const sandboxConfig = (config.sandbox ?? {}) as { timeoutMs?: number; memoryMb?: number };
+  const sandboxConfig = (config.sandbox ?? {}) as { timeoutMs?: number; memoryMb?: number; isolation?: 'process' | 'inline' };
   // Checked now: the sandbox starts lazily, and a bad limit must not reach the model as a tool error.
   for (const [key, min] of [['timeoutMs', 1], ['memoryMb', 8]] as const) {
     const v: unknown = sandboxConfig[key];
     if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < min)) throw new ConfigurationError(`model.sandbox.${key} must be a number ≥ ${min} (got ${JSON.stringify(v)})`);
   }
+  const isolation: unknown = sandboxConfig.isolation;
+  if (isolation !== undefined && isolation !== 'process' && isolation !== 'inline') throw new ConfigurationError(`model.sandbox.isolation must be 'process' or 'inline' (got ${JSON.stringify(isolation)})`);
   const skillName = args.skillName ?? served.run.tool.name;
   // The `name` arg (seed 004): how this agent invocation is shown in logs and by the reporter.
   const display = args.name ?? skillName;
@@ -136,7 +138,7 @@ export default async function agent(ctx: Context, args: AgentArgs) {
   };
 
   async function runCode(codeCtx: Context, code: string): Promise<string> {
-    sandbox ??= await internals.Sandbox.create({ timeoutMs: sandboxConfig.timeoutMs, memoryMb: sandboxConfig.memoryMb, memory: args.memory });
+    sandbox ??= await internals.Sandbox.create({ timeoutMs: sandboxConfig.timeoutMs, memoryMb: sandboxConfig.memoryMb, isolation: sandboxConfig.isolation, memory: args.memory });
     const host = { call: (method: string, a: unknown[]) => bridge(codeCtx, method, a) };
     const result = await sandbox.run(code, host, { args: jsonSafe(served.args), middleware: servedIsMiddleware, signal: codeCtx.run.signal });
     const logs = result.logs.length ? `\nconsole:\n${result.logs.join('\n')}` : '';

@@ -23,7 +23,7 @@ export const frontmatter = {
         persistent: { type: 'boolean' },
         contextEdit: { type: 'boolean' },
         events: { type: 'string' },
-        sandbox: { type: 'object', properties: { timeoutMs: { type: 'number' }, memoryMb: { type: 'number' } } },
+        sandbox: { type: 'object', properties: { timeoutMs: { type: 'number' }, memoryMb: { type: 'number' }, isolation: { enum: ['process', 'inline'] } } },
       },
     },
     returns: {},
