@@ -59,7 +59,7 @@ interface HookEvent {
   [key: string]: unknown;
 }
 
-type Sandbox = Awaited<ReturnType<typeof internals.Sandbox.create>>;
+type Sandbox = Awaited<ReturnType<typeof internals.createSandbox>>;
 
 const EVENT_NAMES: Record<string, string> = {
   'turn-start': 'turn-start',
@@ -138,7 +138,7 @@ export default async function agent(ctx: Context, args: AgentArgs) {
   };
 
   async function runCode(codeCtx: Context, code: string): Promise<string> {
-    sandbox ??= await internals.Sandbox.create({ timeoutMs: sandboxConfig.timeoutMs, memoryMb: sandboxConfig.memoryMb, isolation: sandboxConfig.isolation, memory: args.memory });
+    sandbox ??= await internals.createSandbox({ timeoutMs: sandboxConfig.timeoutMs, memoryMb: sandboxConfig.memoryMb, isolation: sandboxConfig.isolation, memory: args.memory });
     const host = { call: (method: string, a: unknown[]) => bridge(codeCtx, method, a) };
     const result = await sandbox.run(code, host, { args: jsonSafe(served.args), middleware: servedIsMiddleware, signal: codeCtx.run.signal });
     const logs = result.logs.length ? `\nconsole:\n${result.logs.join('\n')}` : '';

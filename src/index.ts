@@ -6,7 +6,7 @@ import type { Kernel } from './kernel/orchestrator.ts';
 import type { Context } from './kernel/types.ts';
 import { check } from './kernel/schema.ts';
 import { eventBus } from './events/runtime.ts';
-import { Sandbox } from './sandbox/sandbox.ts';
+import type { Sandbox, SandboxOptions } from './sandbox/sandbox.ts';
 import { systemPrompt, userMessage } from './agent/prompt.ts';
 import { isCallable } from './agent/visible-tools.ts';
 import { parseSkillArgs } from './cli/skill-args.ts';
@@ -74,8 +74,11 @@ export const internals = {
   check,
   /** The runtime's event bus (SPEC §8), created on first use. */
   eventBus,
-  /** The isolated-vm sandbox the agent runs code in (SPEC §11). */
-  Sandbox,
+  /** A fresh isolated-vm sandbox for agent code (SPEC §11); isolated-vm loads on first use. */
+  async createSandbox(opts: SandboxOptions): Promise<Sandbox> {
+    const { Sandbox } = await import('./sandbox/sandbox.ts');
+    return Sandbox.create(opts);
+  },
   systemPrompt,
   userMessage,
   isCallable,
