@@ -21,7 +21,7 @@ export const frontmatter = {
         maxTurns: { type: 'number' },
         maxSteps: { type: 'number' },
         persistent: { type: 'boolean' },
-        contextEdit: { type: 'boolean' },
+        contextEdit: { anyOf: [{ type: 'boolean' }, { type: 'object', properties: { windowSize: { type: 'integer', minimum: 2 } }, additionalProperties: false }] },
         events: { type: 'string' },
         sandbox: { type: 'object', properties: { timeoutMs: { type: 'number' }, memoryMb: { type: 'number' }, isolation: { enum: ['process', 'inline'] } } },
       },

@@ -60,6 +60,7 @@ export default async function agentStrands(ctx: Context, args: ProviderArgs): Pr
     ...(maxTurns !== undefined ? { maxTurns } : {}),
     signal,
     deltas: config.deltas === true,
+    ...(config.contextEdit ? { contextEdit: config.contextEdit as boolean | { windowSize?: number } } : {}),
     onCode: (code) => ctx.manager.invoke(invokeRef, { code }),
     ...(hookRef ? { onHook: (event) => ctx.manager.invoke(hookRef, event) } : {}),
     onLog,

@@ -11,6 +11,8 @@ import {
   BeforeToolCallEvent,
   FunctionTool,
   ModelStreamUpdateEvent,
+  NullConversationManager,
+  SlidingWindowConversationManager,
 } from '@strands-agents/sdk';
 import type { AgentResult, BaseModelConfig, Message, Model } from '@strands-agents/sdk';
 import { AbortError, AgentAppsError } from '../../../../src/kernel/errors.ts';
@@ -59,6 +61,13 @@ export interface AgentLoopOptions {
   onLog?: StrandsLogSink;
   /** Overrides the `invoke` tool's description. */
   toolDescription?: string;
+  /**
+   * contextEdit (seed 004): when set, the provider trims its own conversation — a sliding window
+   * of `windowSize` messages (default 40) that keeps tool-use pairs intact and the first user
+   * message pinned, truncating oversized tool results. Off (the default): the conversation is
+   * never edited, and a context overflow is the model's error.
+   */
+  contextEdit?: boolean | { windowSize?: number };
 }
 
 export interface AgentLoopResult {
@@ -157,13 +166,25 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
     },
   });
 
+  const window = opts.contextEdit ? (typeof opts.contextEdit === 'object' && opts.contextEdit.windowSize ? opts.contextEdit.windowSize : 40) : undefined;
+  const conversationManager =
+    window !== undefined ? new SlidingWindowConversationManager({ windowSize: window, shouldTruncateResults: true, pinFirst: 1 }) : new NullConversationManager();
   const agent = new Agent({
     model,
     systemPrompt: opts.systemPrompt,
     tools: [invokeTool],
     printer: false,
     toolExecutor: 'sequential',
+    conversationManager,
   });
+  if (window !== undefined) {
+    // The SDK slides its window only between invocations and on overflow; a long single run
+    // (one task, many turns) is kept inside the window before every model call as well.
+    agent.addHook(BeforeModelCallEvent, (ev) => {
+      const messages = (ev as unknown as { agent: { messages: Message[] } }).agent.messages;
+      if (messages.length > window) (conversationManager as SlidingWindowConversationManager).reduce({ agent: (ev as unknown as { agent: never }).agent } as never);
+    });
+  }
 
   agent.addHook(BeforeModelCallEvent, async (ev) => {
     if (state.stop) {
