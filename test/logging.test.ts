@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { LogEvent, LogLevel, Reporter } from '../src/index.ts';
 import { Logger, redact } from '../src/kernel/log.ts';
-import { consoleReporter, jsonlReporter, KEEP_RUNS, RUNS_DIR } from '../src/kernel/reporters.ts';
+import { consoleReporter, jsonlReporter, KEEP_RUNS, RUNS_DIR } from '../src/cli/reporters.ts';
 import type { Painter } from '../src/cli/output.ts';
 import { bareRuntime, logs, skill, tempDir } from './helpers.ts';
 

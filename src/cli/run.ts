@@ -5,7 +5,7 @@ import { ToolNotFoundError } from '../kernel/errors.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import type { JsonObject, Reporter, ToolDecl } from '../kernel/types.ts';
 import { EXIT, exitCodeFor, formatError, formatResult, painter, type Painter } from './output.ts';
-import { consoleReporter, jsonlReporter } from '../kernel/reporters.ts';
+import { consoleReporter, jsonlReporter } from './reporters.ts';
 import { settle } from '../events/runtime.ts';
 import { progressPrinter } from './progress.ts';
 import { mergeOverrides } from './overrides.ts';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { AgentAppsError } from '../kernel/errors.ts';
 import { LEVELS } from '../kernel/log.ts';
-import { RUNS_DIR } from '../kernel/reporters.ts';
+import { RUNS_DIR } from './reporters.ts';
 import { findWorkspace } from '../loader/search-paths.ts';
 import type { LogEvent, LogLevel } from '../kernel/types.ts';
 import { painter, type Painter } from './output.ts';

@@ -3,8 +3,8 @@
 // <workspace>/.agent-apps/runs/<rootContextId>.jsonl, which `agent-apps tail` reads.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { LogEvent, Reporter } from './types.ts';
-import type { Painter } from '../cli/output.ts';
+import type { LogEvent, Reporter } from '../kernel/types.ts';
+import type { Painter } from './output.ts';
 
 export const RUNS_DIR = path.join('.agent-apps', 'runs');
 export const KEEP_RUNS = 50;
