@@ -8,75 +8,16 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createServer } from 'node:http';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { fakeOpenAI, textReply, toolCallReply, type Reply } from './fake-openai.ts';
 import YAML from 'yaml';
 import { tempDir } from './helpers.ts';
 import { agentRuntime, eventQueue, invokeWithTrace, types } from './agent-helpers.ts';
 
-type Reply = { status: number; json: unknown } | { sse: unknown[] };
-
-/** A chat-completions server answering request n with replies[n]; stopped when the test ends (and after 15 s at most). */
+/** The fake server for this test, stopped when the test ends. */
 async function fakeServer(t: TestContext, replies: Reply[]) {
-  const requests: Array<{ url: string; body: any }> = [];
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let raw = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (raw += c));
-    req.on('end', () => {
-      requests.push({ url: req.url ?? '', body: raw ? JSON.parse(raw) : undefined });
-      const reply = replies[requests.length - 1];
-      if (!reply) {
-        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'no more replies' } }));
-      } else if ('sse' in reply) {
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-        for (const chunk of reply.sse) res.write(`data: ${typeof chunk === 'string' ? chunk : JSON.stringify(chunk)}\n\n`);
-        res.end();
-      } else {
-        res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.json));
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  const guard = setTimeout(() => void close(), 15_000);
-  guard.unref();
-  function close(): Promise<void> {
-    clearTimeout(guard);
-    server.closeAllConnections();
-    return new Promise((resolve) => server.close(() => resolve()));
-  }
-  t.after(close);
-  return { baseURL: `http://127.0.0.1:${port}/v1`, requests };
-}
-
-const chunk = (delta: unknown, finish: string | null = null) => ({
-  id: 'chatcmpl-1',
-  object: 'chat.completion.chunk',
-  created: 0,
-  model: 'fake-model',
-  choices: [{ index: 0, delta, finish_reason: finish }],
-});
-const usage = (p: number, c: number) => ({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 0, model: 'fake-model', choices: [], usage: { prompt_tokens: p, completion_tokens: c, total_tokens: p + c } });
-
-/** A streamed `invoke` tool call whose JSON arguments arrive in five pieces. */
-function toolCallReply(code: string, text?: string): Reply {
-  const args = JSON.stringify({ code });
-  const cuts = [0, 4, 17, Math.floor(args.length / 2), args.length - 3, args.length];
-  const pieces = cuts.slice(1).map((end, i) => args.slice(cuts[i], end));
-  return {
-    sse: [
-      chunk({ role: 'assistant', content: text ?? null }),
-      chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'invoke', arguments: '' } }] }),
-      ...pieces.map((p) => chunk({ tool_calls: [{ index: 0, function: { arguments: p } }] })),
-      chunk({}, 'tool_calls'),
-      usage(120, 30),
-      '[DONE]',
-    ],
-  };
-}
-
-function textReply(...parts: string[]): Reply {
-  return { sse: [chunk({ role: 'assistant', content: '' }), ...parts.map((p) => chunk({ content: p })), chunk({}, 'stop'), usage(160, 8), '[DONE]'] };
+  const srv = await fakeOpenAI(replies);
+  t.after(srv.close);
+  return srv;
 }
 
 const openai = (baseURL: string, extra: Record<string, unknown> = {}) => ({ model: { provider: 'openai', baseURL, modelId: 'fake-model', ...extra } });

@@ -3,8 +3,7 @@
 
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { fakeOpenAI, textReply, toolCallReply } from './fake-openai.ts';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,72 +15,8 @@ import type { AgentHookEvent } from '../skills/extensions/agent/strands/loop.ts'
 const SYSTEM = 'You are a word counter. Use the invoke tool.';
 const CODE = "const n = await ctx.manager.invoke('wordcount', { text: \"a b\" });\nctx.manager.finish({ count: n });";
 
-type Reply = { status: number; json: unknown } | { sse: unknown[] };
 
-/** A chat-completions server that answers request n with replies[n]; closes itself after 15 s at most. */
-async function fakeServer(replies: Reply[]) {
-  const requests: Array<{ url: string; headers: IncomingMessage['headers']; body: any }> = [];
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let raw = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (raw += c));
-    req.on('end', () => {
-      const body = raw ? JSON.parse(raw) : undefined;
-      requests.push({ url: req.url ?? '', headers: req.headers, body });
-      const reply = replies[requests.length - 1];
-      if (!reply) {
-        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'no more replies' } }));
-      } else if ('sse' in reply) {
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-        for (const chunk of reply.sse) res.write(`data: ${typeof chunk === 'string' ? chunk : JSON.stringify(chunk)}\n\n`);
-        res.end();
-      } else {
-        res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.json));
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  const guard = setTimeout(() => close(), 15_000);
-  guard.unref();
-  function close(): Promise<void> {
-    clearTimeout(guard);
-    server.closeAllConnections();
-    return new Promise((resolve) => server.close(() => resolve()));
-  }
-  return { baseURL: `http://127.0.0.1:${port}/v1`, requests, close };
-}
-
-const chunk = (delta: unknown, finish: string | null = null) => ({
-  id: 'chatcmpl-1',
-  object: 'chat.completion.chunk',
-  created: 0,
-  model: 'fake-model',
-  choices: [{ index: 0, delta, finish_reason: finish }],
-});
-const usage = (p: number, c: number) => ({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 0, model: 'fake-model', choices: [], usage: { prompt_tokens: p, completion_tokens: c, total_tokens: p + c } });
-
-function toolCallReply(code: string): Reply {
-  const args = JSON.stringify({ code });
-  const cuts = [0, 4, 17, Math.floor(args.length / 2), args.length - 3, args.length];
-  const pieces = cuts.slice(1).map((end, i) => args.slice(cuts[i], end));
-  return {
-    sse: [
-      chunk({ role: 'assistant', content: null }),
-      chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'invoke', arguments: '' } }] }),
-      ...pieces.map((p) => chunk({ tool_calls: [{ index: 0, function: { arguments: p } }] })),
-      chunk({}, 'tool_calls'),
-      usage(120, 30),
-      '[DONE]',
-    ],
-  };
-}
-
-function textReply(...parts: string[]): Reply {
-  return {
-    sse: [chunk({ role: 'assistant', content: '' }), ...parts.map((p) => chunk({ content: p })), chunk({}, 'stop'), usage(160, 8), '[DONE]'],
-  };
-}
+const fakeServer = fakeOpenAI;
 
 describe('openai provider (fake OpenAI-compatible server)', () => {
   test('a streamed tool call is reassembled for onCode, its result is sent back, and the final text returned', { timeout: 15_000 }, async () => {

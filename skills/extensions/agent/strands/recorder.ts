@@ -4,36 +4,18 @@
 
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Model } from '@strands-agents/sdk';
-import type { BaseModelConfig, CountTokensOptions, Message, ModelStreamEvent, StreamOptions } from '@strands-agents/sdk';
+import type { BaseModelConfig, Message, Model, ModelStreamEvent, StreamOptions } from '@strands-agents/sdk';
+import { WrappedModel } from './wrapped-model.ts';
 import { stringifyCassette } from './cassette.ts';
 import type { CassetteTurn } from './cassette.ts';
 
-export class RecordingModel extends Model<BaseModelConfig> {
-  readonly inner: Model<BaseModelConfig>;
+export class RecordingModel extends WrappedModel {
   readonly file: string;
   readonly turns: CassetteTurn[] = [];
 
   constructor(inner: Model<BaseModelConfig>, file: string) {
-    super();
-    this.inner = inner;
+    super(inner);
     this.file = file;
-  }
-
-  updateConfig(modelConfig: BaseModelConfig): void {
-    this.inner.updateConfig(modelConfig);
-  }
-
-  getConfig(): BaseModelConfig {
-    return this.inner.getConfig();
-  }
-
-  override get stateful(): boolean {
-    return this.inner.stateful;
-  }
-
-  override countTokens(messages: Message[], options?: CountTokensOptions): Promise<number> {
-    return this.inner.countTokens(messages, options);
   }
 
   async *stream(messages: Message[], options?: StreamOptions): AsyncGenerator<ModelStreamEvent> {

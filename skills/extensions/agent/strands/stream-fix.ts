@@ -5,33 +5,10 @@
 // before a tool call. This wrapper closes the open text block before a tool-use block starts and
 // swallows the adapter's late close of it.
 
-import { Model } from '@strands-agents/sdk';
-import type { BaseModelConfig, CountTokensOptions, Message, ModelStreamEvent, StreamOptions } from '@strands-agents/sdk';
+import type { Message, ModelStreamEvent, StreamOptions } from '@strands-agents/sdk';
+import { WrappedModel } from './wrapped-model.ts';
 
-export class TextBeforeToolFix extends Model<BaseModelConfig> {
-  readonly inner: Model<BaseModelConfig>;
-
-  constructor(inner: Model<BaseModelConfig>) {
-    super();
-    this.inner = inner;
-  }
-
-  updateConfig(modelConfig: BaseModelConfig): void {
-    this.inner.updateConfig(modelConfig);
-  }
-
-  getConfig(): BaseModelConfig {
-    return this.inner.getConfig();
-  }
-
-  override get stateful(): boolean {
-    return this.inner.stateful;
-  }
-
-  override countTokens(messages: Message[], options?: CountTokensOptions): Promise<number> {
-    return this.inner.countTokens(messages, options);
-  }
-
+export class TextBeforeToolFix extends WrappedModel {
   async *stream(messages: Message[], options?: StreamOptions): AsyncGenerator<ModelStreamEvent> {
     let textOpen = false;
     let swallow = 0;
