@@ -38,7 +38,9 @@ const ALWAYS_EXCLUDED = ['agent', 'agent-strands'];
 export function isCallable(name: string, hidden: boolean, opts: VisibleOptions, args?: unknown): { ok: true } | { ok: false; why: string } {
   const spec = opts.allowedTools ? parseAllowedTools(opts.allowedTools) : undefined;
   const named = spec?.named.includes(name) ?? false;
-  if (spec && !spec.allows(name, args)) return { ok: false, why: `not allowed by allowed-tools '${opts.allowedTools}'` };
+  // Without args (discovery) the name decides; arg constraints are checked when the call happens.
+  const permitted = !spec || (args === undefined ? spec.rules.some((r) => r.match(name)) : spec.allows(name, args));
+  if (!permitted) return { ok: false, why: `not allowed by allowed-tools '${opts.allowedTools}'` };
   if ((ALWAYS_EXCLUDED.includes(name) || name === opts.provider) && !named) return { ok: false, why: 'the agent and its provider cannot be invoked from agent code unless named in allowed-tools' };
   if (name === opts.self && !named) return { ok: false, why: `a skill's agent cannot invoke the skill itself ('${name}') unless allowed-tools names it` };
   if (hidden && !named) return { ok: false, why: `'${name}' is hidden: name it in allowed-tools to use it` };
