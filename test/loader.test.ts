@@ -286,6 +286,17 @@ test('.skill.ts files load as ES modules even under a package.json that says com
   assert.equal(await rt.invoke('esm'), 'esm esm');
 });
 
+test('.ts helpers a skill imports (and their own imports) load as ES modules under a commonjs package.json', async (t) => {
+  const dir = workspace(t, {
+    'package.json': '{ "type": "commonjs" }',
+    'skills/lib/words.ts': "import { upper } from './upper.ts';\nexport const shout = (s: string): string => upper(s) + '!';\n",
+    'skills/lib/upper.ts': 'export const upper = (s: string): string => s.toUpperCase();\n',
+    'skills/loud.skill.ts': "import { shout } from './lib/words.ts';\nexport default (_ctx: unknown, a: { text: string }) => shout(a.text);\n",
+  });
+  const rt = await runtimeAt(t, dir);
+  assert.equal(await rt.invoke('loud', { text: 'hey' }), 'HEY!');
+});
+
 test('a .skill.ts that type stripping cannot run (an enum) still loads', async (t) => {
   const dir = workspace(t, { 'skills/colours.skill.ts': "enum Colour { Red = 'red', Blue = 'blue' }\nexport default () => Colour.Blue;\n" });
   const rt = await runtimeAt(t, dir);

@@ -1,10 +1,14 @@
 // Module hooks (notes/loading.md): the bare specifier `agent-apps` resolves to the running
-// runtime from a skill anywhere on disk, and `*.skill.ts` / `*.skill.js` load as ES modules even
-// under a `package.json` that says `"type": "commonjs"`. In-thread hooks (`registerHooks`) cost
+// runtime from a skill anywhere on disk, and `*.skill.ts` / `*.skill.js` — and the `.ts` helpers
+// a skill imports — load as ES modules even under a `package.json` that says `"type": "commonjs"`. In-thread hooks (`registerHooks`) cost
 // nothing at start-up, unlike a loader worker.
 import module from 'node:module';
 
 let installed = false;
+/** TypeScript helpers imported (directly or through each other) by a `.skill.ts`: ESM too. */
+const skillSide = new Set<string>();
+
+const clean = (url: string) => url.replace(/[?#].*$/, '');
 
 export function installModuleHooks(runtimeEntryUrl: string): void {
   if (installed) return;
@@ -12,13 +16,18 @@ export function installModuleHooks(runtimeEntryUrl: string): void {
   module.registerHooks({
     resolve(specifier, context, nextResolve) {
       if (specifier === 'agent-apps') return { url: runtimeEntryUrl, shortCircuit: true, format: runtimeEntryUrl.endsWith('.ts') ? 'module-typescript' : 'module' };
-      return nextResolve(specifier, context);
+      const resolved = nextResolve(specifier, context);
+      const parent = context.parentURL ? clean(context.parentURL) : '';
+      if (resolved.url.startsWith('file:') && clean(resolved.url).endsWith('.ts') && (parent.endsWith('.skill.ts') || skillSide.has(parent))) {
+        skillSide.add(clean(resolved.url));
+      }
+      return resolved;
     },
     load(url, context, nextLoad) {
       if (url.startsWith('file:')) {
-        const clean = url.replace(/[?#].*$/, '');
-        if (clean.endsWith('.skill.ts')) return nextLoad(url, { ...context, format: 'module-typescript' });
-        if (clean.endsWith('.skill.js')) return nextLoad(url, { ...context, format: 'module' });
+        const file = clean(url);
+        if (file.endsWith('.skill.ts') || skillSide.has(file)) return nextLoad(url, { ...context, format: 'module-typescript' });
+        if (file.endsWith('.skill.js')) return nextLoad(url, { ...context, format: 'module' });
       }
       return nextLoad(url, context);
     },
