@@ -262,3 +262,10 @@ describe('skillHelp: `run SKILL --help`', () => {
     assert.match(help, /--opts\.fast +--no-opts\.fast for false; default: false/);
   });
 });
+
+test('results that JSON cannot hold (BigInt, Map, Set, a cycle) still print', async () => {
+  const { formatResult } = await import('../src/cli/output.ts');
+  const value: Record<string, unknown> = { big: 10n, map: new Map([['k', 1]]), set: new Set(['a']) };
+  value.self = value;
+  assert.equal(formatResult(value, true), '{"big":"10","map":{"k":1},"set":["a"],"self":"[Circular]"}');
+});

@@ -16,9 +16,26 @@ export function exitCodeFor(err: unknown): number {
 
 export function formatResult(value: unknown, json: boolean): string | undefined {
   if (value === undefined) return json ? 'null' : undefined;
-  if (json) return JSON.stringify(value) ?? 'null';
+  if (json) return JSON.stringify(value, jsonSafe()) ?? 'null';
   if (typeof value === 'string') return value;
-  return JSON.stringify(value, null, 2);
+  return JSON.stringify(value, jsonSafe(), 2) ?? String(value);
+}
+
+/** Results are data, but a skill may return a BigInt, a Map or a cycle: print them, never crash. */
+function jsonSafe() {
+  const stack: object[] = [];
+  return function (this: unknown, _key: string, value: unknown): unknown {
+    if (typeof value === 'bigint') return value.toString();
+    if (value instanceof Map) return Object.fromEntries(value);
+    if (value instanceof Set) return [...value];
+    if (value !== null && typeof value === 'object') {
+      // Ancestors only: a value seen twice side by side is fine, a value inside itself is not.
+      while (stack.length && stack[stack.length - 1] !== this) stack.pop();
+      if (stack.includes(value)) return '[Circular]';
+      stack.push(value);
+    }
+    return value;
+  };
 }
 
 export interface Painter {
