@@ -1,9 +1,12 @@
 // What the model is given (SPEC §11): the system prompt is the skill's expanded prompt plus the
 // tool documentation; the user message is the invocation's args as YAML under a one-line
 // instruction (or the `message` arg where the params declare one).
-import YAML from 'yaml';
+import { createRequire } from 'node:module';
 import type { JsonObject } from '../kernel/types.ts';
 import type { ToolDoc, VisibleTools } from './visible-tools.ts';
+
+// yaml is loaded when first needed, not at start-up.
+const yaml = (): typeof import('yaml') => createRequire(import.meta.url)('yaml') as typeof import('yaml');
 
 export function systemPrompt(skillPrompt: string, visible: VisibleTools, opts: { returns?: JsonObject; middlewareMode?: boolean; maxSteps?: number }): string {
   const parts: string[] = [skillPrompt.trim()];
@@ -59,5 +62,5 @@ export function userMessage(args: unknown, params: JsonObject | undefined): stri
   }
   const empty = !args || (typeof args === 'object' && Object.keys(args as object).length === 0);
   if (empty) return 'Carry out the task described in your instructions.';
-  return `Carry out the task described in your instructions with these args:\n\n${YAML.stringify(args).trimEnd()}`;
+  return `Carry out the task described in your instructions with these args:\n\n${yaml().stringify(args).trimEnd()}`;
 }

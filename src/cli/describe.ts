@@ -1,11 +1,14 @@
 // `agent-apps describe <skill>` (SPEC §12): declaration, origin, resolved cascade, ordered chain.
 import type { Command } from 'commander';
-import YAML from 'yaml';
+import { createRequire } from 'node:module';
 import { createRuntime } from '../kernel/runtime.ts';
 import { painter } from './output.ts';
 import { shortOrigin } from './list.ts';
 import { globalsOf, runtimeOptions } from './runtime-options.ts';
 import type { CliIO } from './main.ts';
+
+// yaml is loaded when first needed, not at start-up.
+const yaml = (): typeof import('yaml') => createRequire(import.meta.url)('yaml') as typeof import('yaml');
 
 export function registerDescribe(program: Command, io: CliIO): void {
   program
@@ -38,9 +41,9 @@ Examples:
         let out = `${paint.bold(t.name)}  ${paint.dim(shortOrigin(d.origin.uri, cwd))}\n`;
         if (t.description) out += `  ${t.description}\n`;
         out += `\n${paint.bold('declaration')}\n`;
-        out += indent(YAML.stringify({ visibility: t.visibility, role: t.role, tags: t.tags, ...(t.allowedTools ? { 'allowed-tools': t.allowedTools } : {}), ...(t.params ? { params: t.params } : {}), ...(t.returns ? { returns: t.returns } : {}) }));
+        out += indent(yaml().stringify({ visibility: t.visibility, role: t.role, tags: t.tags, ...(t.allowedTools ? { 'allowed-tools': t.allowedTools } : {}), ...(t.params ? { params: t.params } : {}), ...(t.returns ? { returns: t.returns } : {}) }));
         out += `\n${paint.bold('metadata')} ${paint.dim('(resolved cascade)')}\n`;
-        out += Object.keys(d.metadata).length ? indent(YAML.stringify(d.metadata)) : '  (none)\n';
+        out += Object.keys(d.metadata).length ? indent(yaml().stringify(d.metadata)) : '  (none)\n';
         out += `\n${paint.bold('chain')} ${paint.dim('(in order)')}\n`;
         const w = Math.max(...d.chain.map((e) => e.name.length), 4);
         d.chain.forEach((e, i) => {

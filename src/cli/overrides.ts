@@ -1,8 +1,11 @@
 // `--set KEY.PATH=VALUE` (SPEC §12): VALUE parsed as YAML, landing in the cascade's CLI level.
-import YAML from 'yaml';
+import { createRequire } from 'node:module';
 import { AgentAppsError } from '../kernel/errors.ts';
 import { isPlainObject, setPath } from '../kernel/path.ts';
 import type { JsonObject } from '../kernel/types.ts';
+
+// yaml is loaded when first needed, not at start-up.
+const yaml = (): typeof import('yaml') => createRequire(import.meta.url)('yaml') as typeof import('yaml');
 
 export function parseOverrides(items: string[]): JsonObject {
   const out: JsonObject = {};
@@ -13,7 +16,7 @@ export function parseOverrides(items: string[]): JsonObject {
     if (!/^[$A-Za-z0-9_-]+(\.[$A-Za-z0-9_-]+)*$/.test(key)) throw new AgentAppsError('E_USAGE', `--set: '${key}' is not a dotted key path`);
     let value: unknown;
     try {
-      value = YAML.parse(item.slice(eq + 1));
+      value = yaml().parse(item.slice(eq + 1));
     } catch (err) {
       throw new AgentAppsError('E_USAGE', `--set ${key}: value is not valid YAML (${(err as Error).message.split('\n')[0]!.replace(/:$/, '')})`);
     }

@@ -1,16 +1,33 @@
 // Frontmatter → tool declaration (SPEC §3). Checked where it enters: a bad shape is a
 // configuration error naming the file (and YAML line), never a crash later on.
-import matter from 'gray-matter';
-import YAML from 'yaml';
+import { createRequire } from 'node:module';
 import { ConfigurationError } from '../kernel/errors.ts';
 import { isPlainObject } from '../kernel/path.ts';
 import type { Frontmatter, JsonObject, ToolDecl } from '../kernel/types.ts';
 import { NAME_RE } from './names.ts';
 
-const yamlEngine = {
-  parse: (source: string) => YAML.parse(source, { prettyErrors: true }) as object,
-  stringify: (data: object) => YAML.stringify(data),
-};
+type Matter = (text: string, options: object) => { data: unknown; content: string };
+let matter: { parse: Matter; engine: object } | undefined;
+
+/**
+ * gray-matter with the `yaml` package as its engine, loaded on first use: together they cost
+ * ~25 ms of start-up, and a run whose Markdown was parsed at build time (the library's, see
+ * library-cache.ts) never needs them.
+ */
+function loadMatter(): { parse: Matter; engine: object } {
+  if (!matter) {
+    const require = createRequire(import.meta.url);
+    const YAML = require('yaml') as typeof import('yaml');
+    matter = {
+      parse: require('gray-matter') as Matter,
+      engine: {
+        parse: (source: string) => YAML.parse(source, { prettyErrors: true }) as object,
+        stringify: (data: object) => YAML.stringify(data),
+      },
+    };
+  }
+  return matter;
+}
 
 export interface ParsedMarkdown {
   frontmatter: Frontmatter;
@@ -19,7 +36,8 @@ export interface ParsedMarkdown {
 
 export function parseMarkdown(text: string, file: string): ParsedMarkdown {
   try {
-    const parsed = matter(text, { engines: { yaml: yamlEngine }, language: 'yaml' });
+    const m = loadMatter();
+    const parsed = m.parse(text, { engines: { yaml: m.engine }, language: 'yaml' });
     const data = parsed.data ?? {};
     if (!isPlainObject(data)) throw new ConfigurationError('frontmatter must be a YAML mapping', { place: { file, line: 2 } });
     return { frontmatter: data as Frontmatter, body: parsed.content.replace(/^\r?\n/, '') };

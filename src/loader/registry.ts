@@ -8,6 +8,7 @@ import { ConfigurationError, ToolNotFoundError } from '../kernel/errors.ts';
 import type { LoadedTool, ToolDef, ToolSummary } from '../kernel/types.ts';
 import { importCodeSkill, importInline } from './code.ts';
 import { declare, parseMarkdown } from './frontmatter.ts';
+import { cachedMarkdown } from './library-cache.ts';
 import { NAME_RE, codeSkillStem, suggest } from './names.ts';
 import { scanRoot, type IndexEntry, type RootIndex } from './scan.ts';
 
@@ -191,7 +192,7 @@ export class Registry {
     }
     // CRLF files (written on Windows) parse like LF ones: no stray '\r' in values or the prompt.
     const text = fs.readFileSync(entry.file, 'utf8').replace(/\r\n?/g, '\n');
-    const { frontmatter: fm, body } = parseMarkdown(text, entry.file);
+    const { frontmatter: fm, body } = cachedMarkdown(entry.file, text) ?? parseMarkdown(text, entry.file);
     const { name, decl, metadata, frontmatter } = declare(fm, entry.name, entry.file);
     return { name, kind: entry.kind, uri, file: entry.file, root: entry.root, frontmatter, prompt: body, decl, metadata, version };
   }

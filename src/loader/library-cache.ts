@@ -1,0 +1,37 @@
+// The library's Markdown (skills/main.md and friends), parsed at build time: scripts/build.js
+// writes dist/library-frontmatter.json with each file's frontmatter, body and content hash, so
+// a run that only needs the library's authority does not load gray-matter and yaml (~25 ms of
+// `cli.coldstart`). A file whose content no longer matches its hash is parsed as usual.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Frontmatter } from '../kernel/types.ts';
+import { LIBRARY_ROOT, PACKAGE_ROOT } from './search-paths.ts';
+
+export const LIBRARY_CACHE = path.join(PACKAGE_ROOT, 'dist', 'library-frontmatter.json');
+
+interface Entry {
+  sha1: string;
+  frontmatter: Frontmatter;
+  body: string;
+}
+
+let cache: Record<string, Entry> | null | undefined;
+
+export function contentHash(text: string): string {
+  return createHash('sha1').update(text).digest('hex');
+}
+
+export function cachedMarkdown(file: string, text: string): { frontmatter: Frontmatter; body: string } | undefined {
+  if (!file.startsWith(LIBRARY_ROOT + path.sep)) return undefined;
+  if (cache === undefined) {
+    try {
+      cache = JSON.parse(fs.readFileSync(LIBRARY_CACHE, 'utf8')) as Record<string, Entry>;
+    } catch {
+      cache = null;
+    }
+  }
+  const entry = cache?.[path.relative(LIBRARY_ROOT, file)];
+  if (!entry || entry.sha1 !== contentHash(text)) return undefined;
+  return { frontmatter: entry.frontmatter, body: entry.body };
+}
