@@ -62,6 +62,8 @@ export function formatError(err: unknown, opts: { debug: boolean; paint: Painter
   const code = typeof e?.code === 'string' && !e.code.startsWith('commander.') ? e.code : undefined;
   const message = String(e?.message ?? err).replace(/\s*\n\s*/g, ' ').trim();
   let line = `${opts.paint.red('error')}${code ? ` ${opts.paint.dim(`[${code}]`)}` : ''}: ${message}`;
+  // Nothing close enough to suggest: say where to look instead.
+  if (code === 'E_TOOL_NOT_FOUND' && !(err as { suggestions?: string[] }).suggestions?.length && !/\(/.test(message)) line += opts.paint.dim(' — `agent-apps list` shows the skills on the search paths');
   if (opts.debug && e?.stack) {
     // The stack starts with the message, which may span lines; the frames start at the first `at`.
     const lines = e.stack.split('\n');

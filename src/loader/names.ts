@@ -19,7 +19,8 @@ export function codeSkillStem(file: string): string | null {
 /** Near names for "did you mean" (edit distance, prefixes). */
 export function suggest(ref: string, names: Iterable<string>, max = 3): string[] {
   const scored: [number, string][] = [];
-  const limit = Math.max(2, Math.floor(ref.length / 3));
+  // One edit per three characters (at least one): close enough to be a typo, not a different word.
+  const limit = Math.max(1, Math.floor(ref.length / 3));
   for (const name of new Set(names)) {
     const d = distance(ref, name);
     if (d <= limit || name.startsWith(ref) || (ref.length >= 3 && name.includes(ref))) scored.push([d, name]);
