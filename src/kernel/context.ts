@@ -43,9 +43,8 @@ export class ContextRun implements RunState {
   middleware: JsonObject;
   tool: ToolDecl;
   #interactive: boolean;
-  #source: SignalSource;
-  constructor(source: SignalSource, uri: string | null, frontmatter: Frontmatter, tool: ToolDecl, interactive: boolean) {
-    this.#source = source;
+  #source: SignalSource | undefined;
+  constructor(uri: string | null, frontmatter: Frontmatter, tool: ToolDecl, interactive: boolean) {
     this.origin = { uri, frontmatter };
     this.middleware = EMPTY;
     this.tool = tool;
@@ -56,7 +55,11 @@ export class ContextRun implements RunState {
     return this.#interactive;
   }
   get signal(): AbortSignal {
-    return this.#source.signal;
+    return this.#source!.signal;
+  }
+  /** Called once by ContextImpl.bind: the manager composes the signal on demand. */
+  setSource(source: SignalSource): void {
+    this.#source ??= source;
   }
   toJSON() {
     return { origin: this.origin, middleware: this.middleware, tool: this.tool, interactive: this.#interactive };
@@ -67,24 +70,28 @@ const EMPTY: JsonObject = Object.freeze({}) as JsonObject;
 export class ContextImpl implements Context {
   readonly envelope: ContextEnvelope;
   readonly args: any;
-  run!: ContextRun;
-  locals: Locals;
-  nonlocals: Nonlocals;
-  globals: Globals;
+  readonly run: ContextRun;
+  readonly locals: Locals;
+  readonly nonlocals: Nonlocals;
+  readonly globals: Globals;
   #manager!: ContextManager;
 
-  constructor(parent: Context | null, target: Context | undefined, args: unknown, locals: Locals, nonlocals: Nonlocals, globals: Globals) {
+  constructor(parent: Context | null, target: Context | undefined, args: unknown, locals: Locals, nonlocals: Nonlocals, globals: Globals, run: ContextRun) {
     this.envelope = new ContextEnvelope(this, parent, target);
     this.args = args;
+    this.run = run;
     this.locals = locals;
     this.nonlocals = nonlocals;
     this.globals = globals;
+    // Seed 001: `envelope` is immutable and `args` set-once — assigning either throws. The other
+    // properties are mutable through their contents (ctx.locals.x = …), never replaced whole.
+    Object.freeze(this);
   }
 
   /** Called once by the orchestrator right after construction; the manager never changes after. */
-  bind(manager: ContextManager, run: ContextRun): void {
+  bind(manager: ContextManager & SignalSource): void {
     this.#manager = manager;
-    this.run = run;
+    this.run.setSource(manager);
   }
 
   get manager(): ContextManager {

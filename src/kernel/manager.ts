@@ -295,10 +295,12 @@ export class Manager implements ContextManager {
   }
 
   set(path: string, value: unknown): void {
-    const head = path.split('.', 1)[0];
-    if (head === 'manager' || head === 'envelope' || head === 'args' || path === 'run.signal' || path === 'run.interactive') {
+    const head = path.split('.', 1)[0]!;
+    if (head === 'manager' || head === 'envelope' || head === 'args' || path === 'run.signal' || path.startsWith('run.signal.') || path === 'run.interactive') {
       throw new AgentAppsError('E_IMMUTABLE', `'${path}' is immutable`);
     }
+    // The context's own properties are never replaced whole (the context is frozen); their contents are mutable.
+    if (path === head && head in this.ctx) throw new AgentAppsError('E_IMMUTABLE', `'${path}' cannot be replaced; set its fields instead ('${path}.KEY')`);
     setPath(this.ctx, path, value);
   }
 

@@ -42,11 +42,11 @@ export class Kernel {
   }
 
   /** The root context: no tool, no pipeline; every invocation of a runtime descends from it. */
-  createRoot(tool: LoadedTool, nonlocals: Nonlocals = {}, signal?: AbortSignal): ContextImpl {
-    const ctx = new ContextImpl(null, undefined, Object.freeze({}), this.newLocals(null, tool, {}), nonlocals, this.globals);
+  createRoot(tool: LoadedTool, nonlocals: Nonlocals = {}, signal?: AbortSignal, interactive = false): ContextImpl {
+    const ctx = new ContextImpl(null, undefined, Object.freeze({}), this.newLocals(null, tool, {}), nonlocals, this.globals, new ContextRun(tool.uri, tool.frontmatter, { ...tool.decl }, interactive));
     const manager = new Manager(ctx, this, tool, []);
     manager.seedSignal = signal;
-    ctx.bind(manager, new ContextRun(manager, tool.uri, tool.frontmatter, { ...tool.decl }, false));
+    ctx.bind(manager);
     ctx.nonlocals.rootContextId = ctx.envelope.id;
     manager.finished = true;
     return ctx;
@@ -120,12 +120,13 @@ export class Kernel {
     if (!isEntry && isPlainObject(args) && !Object.isFrozen(args)) args = Object.freeze(args === rawArgs ? { ...args } : args);
     const nonlocals: Nonlocals = { ...parent.nonlocals };
     const locals = this.newLocals(parent, tool, args);
-    const ctx = new ContextImpl(parent, target, args, locals, nonlocals, this.globals);
+    // Step 4 (with the context): origin, prompt, tool declaration.
+    const run = new ContextRun(tool.uri, tool.frontmatter, { ...tool.decl, tags: tool.decl.tags }, seed?.run?.interactive === true);
+    const ctx = new ContextImpl(parent, target, args, locals, nonlocals, this.globals, run);
     const paths = locals.config.paths;
     const cached = this.planner.peek(tool, paths);
     const manager = new Manager(ctx, this, tool, cached ? cached.entries : []);
-    // Step 4: origin, prompt, tool declaration.
-    ctx.bind(manager, new ContextRun(manager, tool.uri, tool.frontmatter, { ...tool.decl, tags: tool.decl.tags }, seed?.run?.interactive === true));
+    ctx.bind(manager);
     if (tool.prompt !== undefined) locals.prompt = { raw: tool.prompt };
     if (seed) this.applySeed(ctx, manager, seed);
     if (cached) return this.execute(ctx, manager, cached);

@@ -62,9 +62,10 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
   globals.internals.kernel = kernel;
   const { decl, metadata, frontmatter } = declare({ name: 'root', description: 'The runtime root context.' }, 'root');
   const rootTool: LoadedTool = { name: 'root', kind: 'builtin', uri: null, frontmatter, decl, metadata, version: 0 };
-  const root = kernel.createRoot(rootTool, {}, opts.signal);
-  globals.internals.root = root;
   const interactive = opts.interactive === true;
+  // SPEC §5: run.interactive is true for the root context of an interactive (TTY) run.
+  const root = kernel.createRoot(rootTool, {}, opts.signal, interactive);
+  globals.internals.root = root;
   let closed = false;
 
   return {
