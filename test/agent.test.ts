@@ -24,8 +24,8 @@ describe('Agent as a Tool', () => {
     assert.deepEqual(run.value, { count: 3 });
     // The served skill's own context holds the result and the agent's trace.
     assert.deepEqual(run.served!.locals.result, { count: 3 });
-    assert.deepEqual(types(run.trace), ['turn-start', 'message', 'usage', 'tool-call', 'tool-result']);
-    // The cassette's second turn is never played: finish() ended the run.
+    assert.deepEqual(types(run.trace), ['turn-start', 'message', 'usage', 'tool-call', 'tool-result', 'turn-end']);
+    // The cassette's second turn is never played: finish() ended the run (and its turn).
     assert.equal(turns(run.trace), 1);
   });
 
@@ -150,9 +150,10 @@ describe('Code Execution Model', () => {
     assert.match(bad!.error, /finish\(\) value does not match the returns schema: \/count must be integer/);
     assert.equal(good!.result, 'finished: {"count":3}');
     // Turn 2 ended without finishing: the hook answered { continue } and a third turn ran; the
-    // matching finish() in turn 3 ended the run before the cassette's fourth turn.
+    // matching finish() in turn 3 ended the run before the cassette's fourth turn. Every turn
+    // has its turn-end, with the turn's text.
     assert.equal(turns(run.trace), 3);
-    assert.deepEqual(run.trace.filter((e) => e.type === 'turn-end').map((e) => e.result), ['I believe I am done.']);
+    assert.deepEqual(run.trace.filter((e) => e.type === 'turn-end').map((e) => e.result), ['Done.', 'I believe I am done.', '']);
   });
 
   test('the reminder tells the model to call finish() with a value matching the schema', async (t) => {
@@ -397,7 +398,7 @@ describe('Limits', () => {
     const run = await invokeWithTrace(rt, 'forever');
     assert.equal(run.value, 'stopped after 4 turns');
     assert.equal(turns(run.trace), 4);
-    assert.deepEqual(run.trace.filter((e) => e.type === 'turn-end').map((e) => e.result), ['Waiting.', 'Still waiting.']);
+    assert.deepEqual(run.trace.filter((e) => e.type === 'turn-end').map((e) => e.result), ['Waiting.', 'Still waiting.', '', '']);
   });
 
   test('persistent mode retries a model error after a backoff; without it the error ends the run', async (t) => {
@@ -472,17 +473,19 @@ describe('Agent Trace', () => {
       traced: { turns: [{ text: 'Working.', invoke: 'return 1 + 1;' }, { text: 'Two.' }] },
     });
     const run = await invokeWithTrace(rt, 'traced');
-    assert.deepEqual(types(run.trace), ['turn-start', 'message', 'usage', 'tool-call', 'tool-result', 'turn-start', 'message', 'usage', 'turn-end']);
+    assert.deepEqual(types(run.trace), ['turn-start', 'message', 'usage', 'tool-call', 'tool-result', 'turn-end', 'turn-start', 'message', 'usage', 'turn-end']);
     for (const e of run.trace) assert.equal(typeof e.timestamp, 'number');
     assert.deepEqual(
       run.trace.map((e) => e.timestamp),
       run.trace.map((e) => e.timestamp).sort((a, b) => a - b),
     );
-    const [start, message, , call, result, , , , end] = run.trace;
+    const [start, message, , call, result, toolTurnEnd] = run.trace;
+    const end = run.trace.at(-1);
     assert.equal(start!.turnNumber, 1);
     assert.equal(message!.text, 'Working.');
     assert.deepEqual([call!.tool, call!.args], ['invoke', { code: 'return 1 + 1;' }]);
     assert.equal(result!.result, 'result: 2');
+    assert.deepEqual([toolTurnEnd!.type, toolTurnEnd!.result, toolTurnEnd!.turnNumber], ['turn-end', 'Working.', 1]);
     assert.deepEqual([end!.result, end!.turnNumber], ['Two.', 2]);
     // Token usage is summed on locals.agent.usage (replay estimates it).
     assert.ok(run.usage.totalTokens > 0);
@@ -524,9 +527,11 @@ describe('Events', () => {
       'agent-message',
       'tool-call',
       'tool-error',
+      'turn-end',
       'turn-start',
       'tool-call',
       'tool-result',
+      'turn-end',
       'turn-start',
       'agent-message',
       'turn-end',

@@ -86,12 +86,14 @@ describe('replay model', () => {
     assert.equal(out.usage.totalTokens, out.usage.inputTokens + out.usage.outputTokens);
   });
 
-  test('hooks fire in order: turn-start, message, tool-call, tool-result, then turn-end with the text', async () => {
+  test('hooks fire in order: turn-start, message, tool-call, tool-result, then turn-end with the text — for every turn', async () => {
     const h = hooks();
     await runAgentLoop(base(await replay('two-turns.yaml'), { onHook: h.onHook, onCode: async () => 3 }));
     assert.deepEqual(h.types().filter((t) => t !== 'usage'), [
-      'turn-start', 'message', 'tool-call', 'tool-result', 'turn-start', 'message', 'turn-end',
+      'turn-start', 'message', 'tool-call', 'tool-result', 'turn-end', 'turn-start', 'message', 'turn-end',
     ]);
+    // A turn that used tools ends once its tools have run, with the turn's text.
+    assert.deepEqual(h.events.find((e) => e.type === 'turn-end'), { type: 'turn-end', result: 'Let me count.', turnNumber: 1 });
     const [start, msg, call, result] = h.events.filter((e) => e.type !== 'usage');
     assert.deepEqual(start, { type: 'turn-start', turnNumber: 1 });
     assert.deepEqual(msg, { type: 'message', text: 'Let me count.', turnNumber: 1 });
@@ -115,10 +117,23 @@ describe('replay model', () => {
   });
 
   test('turn-end answering { stop: true, result } ends the loop with that result', async () => {
-    const h = hooks((e) => (e.type === 'turn-end' ? { stop: true, result: { count: 3 } } : undefined));
+    const h = hooks((e) => (e.type === 'turn-end' && e.turnNumber === 2 ? { stop: true, result: { count: 3 } } : undefined));
     const out = await runAgentLoop(base(await replay('two-turns.yaml'), { onHook: h.onHook }));
     assert.deepEqual(out.stopped, { result: { count: 3 } });
     assert.equal(out.text, 'There are 3 words.');
+  });
+
+  test('the turn-end of a turn that used tools: { stop } ends the loop without another model call, { continue } is implied', async () => {
+    const stopped = new ReplayModel({ turns: [{ text: 'Let me count.', invoke: 'return 3' }, { text: 'never played' }] });
+    const h = hooks((e) => (e.type === 'turn-end' ? { stop: true, result: { count: 3 } } : undefined));
+    const out = await runAgentLoop(base(stopped, { onHook: h.onHook }));
+    assert.deepEqual(out.stopped, { result: { count: 3 } });
+    assert.equal(stopped.turnsPlayed, 1);
+    // Answering undefined (or continue) after a tool turn lets the model see the tool results.
+    const going = new ReplayModel({ turns: [{ invoke: 'return 3' }, { text: 'Three.' }] });
+    const out2 = await runAgentLoop(base(going, { onHook: hooks(() => undefined).onHook }));
+    assert.equal(out2.text, 'Three.');
+    assert.equal(going.turnsPlayed, 2);
   });
 
   test('turn-end answering { continue: true, message } sends the message and runs another turn', async () => {
@@ -221,7 +236,8 @@ describe('replay model', () => {
     const out = await runAgentLoop(base(model, { onHook: h.onHook }));
     assert.deepEqual(out.stopped, { result: 42 });
     assert.equal(model.turnsPlayed, 1);
-    assert.equal(h.types().includes('turn-end'), false);
+    // The turn still ends: its turn-end comes last, after the tool-result that stopped the run.
+    assert.deepEqual(h.types().filter((t) => t !== 'usage'), ['turn-start', 'tool-call', 'tool-result', 'turn-end']);
   });
 
   test('{ stop: true } without a result from any hook (here turn-start) ends the loop with the latest model text', async () => {

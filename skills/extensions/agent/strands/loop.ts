@@ -280,8 +280,12 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
     takeStop(d);
   });
 
-  // A stop directive during the tools ends the loop without another model round-trip.
-  agent.addHook(AfterToolsEvent, (ev) => {
+  // A turn whose response used tools ends when its tools have run: it gets its turn-end (seed
+  // 004: every turn has its boundaries) — also when a tool call finished the run. The model
+  // must see the tool results, so `continue` is implied here; `stop` ends the loop without
+  // another model round-trip. The final turn (no tools) gets its turn-end after the loop below.
+  agent.addHook(AfterToolsEvent, async (ev) => {
+    if (!signal?.aborted) takeStop(await hook({ type: 'turn-end', result: state.lastText, turnNumber: state.turn }));
     if (state.stop) ev.endTurn = true;
   });
 
