@@ -3,6 +3,8 @@
 // anonymous skill through the full pipeline inside an isolated-vm sandbox, `hook` turns
 // lifecycle events into trace entries, bus events and directives (returns reminders,
 // persistent mode, limits) — and hands everything serializable to the provider skill.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   AgentAppsError,
   ConfigurationError,
@@ -76,6 +78,12 @@ export default async function agent(ctx: Context, args: AgentArgs) {
   // The skill being served: agent-execute's target, or this invocation when called directly.
   const served = parent && parent.envelope.hasOtherTarget ? parent.envelope.target : ctx;
   const config: JsonObject = { ...(args.config ?? {}) };
+  // Relative `cassette` / `record` paths: the `model` middleware resolves them against the skill's
+  // folder; for an agent invoked directly, against its served skill's folder, else the cwd.
+  if (typeof config.baseDir !== 'string') {
+    const uri = served === ctx ? null : served.run.origin.uri;
+    config.baseDir = uri?.startsWith('file://') ? path.dirname(fileURLToPath(uri)) : served.locals.config.cwd;
+  }
   const provider = typeof config.agent === 'string' ? config.agent : 'agent-strands';
   const persistent = config.persistent === true;
   if (persistent && args.returns) throw new ConfigurationError(`'${served.run.tool.name}': model.persistent cannot be combined with returns (a persistent agent never finishes)`);
@@ -145,7 +153,7 @@ export default async function agent(ctx: Context, args: AgentArgs) {
     if (!result.ok) {
       const where = result.error.line !== undefined ? ` (line ${result.error.line})` : '';
       const err = new AgentAppsError(result.error.code, `${result.error.message}${where}${logs}`);
-      if (result.error.code === 'E_SANDBOX') lastToolError = err;
+      lastToolError = ENDS_ON.has(result.error.code) ? err : undefined;
       throw err;
     }
     lastToolError = undefined;
@@ -245,7 +253,8 @@ export default async function agent(ctx: Context, args: AgentArgs) {
         }
         return undefined;
       case 'error':
-        if (persistent) {
+        // `final`: the model cannot come back (a replay cassette that ran out); retrying would loop forever.
+        if (persistent && e.final !== true) {
           const attempt = Number(e.attempt ?? 1);
           await sleep(Math.min(30_000, 1000 * 2 ** Math.max(0, attempt - 1)), stop.signal);
           return { continue: true };
@@ -272,9 +281,12 @@ export default async function agent(ctx: Context, args: AgentArgs) {
     emit('agent-complete', { skill: skillName, result: value, usage, steps, durationMs: Date.now() - started });
     return value;
   } catch (err) {
-    let error = err as Error & { code?: string };
-    // E_SANDBOX reaches the caller only when the run ends on it.
-    if (lastToolError && error.code === 'E_AGENT_LIMIT') error = new AgentAppsError('E_SANDBOX', `${lastToolError.message.split('\n')[0]} — and then: ${error.message}`);
+    let error = err as Error & { code?: string; final?: unknown };
+    // E_SANDBOX reaches the caller only when the run ends on it (SPEC §11): the limits ran out
+    // right after it, or the model never came back (a replay cassette that ended there). An
+    // allowed-tools or untrusted-ref violation that the run ends on is reported the same way.
+    const endedOn = lastToolError && (error.code === 'E_AGENT_LIMIT' ? lastToolError.code === 'E_SANDBOX' : error.final === true);
+    if (lastToolError && endedOn) error = new AgentAppsError(lastToolError.code, `${lastToolError.message.split('\n')[0]} — and then: ${error.message}`);
     emit('agent-error', { skill: skillName, error: { message: error.message, code: error.code }, usage, steps });
     throw error;
   } finally {
@@ -285,6 +297,9 @@ export default async function agent(ctx: Context, args: AgentArgs) {
     void reminders;
   }
 }
+
+/** Tool errors a run can end on: the caller sees them when nothing happened after them (SPEC §11). */
+const ENDS_ON = new Set(['E_SANDBOX', 'E_ALLOWED_TOOLS', 'E_UNTRUSTED_REF']);
 
 function positive(value: unknown, fallback: number, key: string): number {
   if (value === undefined || value === null) return fallback;

@@ -46,3 +46,62 @@ describe('SPEC §11 / seed 004: the trace and the agent events', () => {
     assert.deepEqual(steps.trace.filter((e) => e.type === 'turn-end').map((e) => e.result), ['One.', 'Two.', 'All done.']);
   });
 });
+
+describe('SPEC §11: errors the run ends on, and cassettes that run out', () => {
+  test('E_SANDBOX reaches the caller when the run ends on it: the cassette has no turn after the runaway execution', async (t) => {
+    const rt = await agentRuntime(t, {
+      spin: { model: { sandbox: { timeoutMs: 200 } }, turns: [{ text: 'Looping.', invoke: 'while (true) {}' }] },
+      'spin-then-answer': { model: { sandbox: { timeoutMs: 200 } }, turns: [{ invoke: 'while (true) {}' }, { text: 'I gave up.' }] },
+    });
+    await assert.rejects(rt.invoke('spin', {}), (err: any) => {
+      assert.equal(err.code, 'E_SANDBOX');
+      assert.match(err.message, /timed out after 200 ms/);
+      // Still says how many turns the cassette had.
+      assert.match(err.message, /has 1 turn/);
+      return true;
+    });
+    // Reported to the model as the tool's error: a run that goes on does not fail, the host keeps running.
+    assert.equal(await rt.invoke('spin-then-answer', {}), 'I gave up.');
+  });
+
+  test('a call outside allowed-tools or by path that the run ends on reaches the caller with its code', async (t) => {
+    const rt = await agentRuntime(t, {
+      grabby: { 'allowed-tools': 'wordcount', turns: [{ invoke: "await ctx.manager.invoke('echo', { text: 'x' })" }] },
+      escaping: { turns: [{ invoke: "await ctx.manager.invoke('inline://code,export%20default%20()%20%3D%3E%201', {})" }] },
+      // A plain thrown error is the model's to handle: the cassette running out stays E_MODEL.
+      thrower: { turns: [{ invoke: "throw new Error('cannot comply')" }] },
+      // An error the code recovered from is not what the run ended on.
+      recovered: { 'allowed-tools': 'wordcount', turns: [{ invoke: "await ctx.manager.invoke('echo', {})" }, { invoke: 'return 1' }] },
+    });
+    await assert.rejects(rt.invoke('grabby', {}), { code: 'E_ALLOWED_TOOLS', message: /may not invoke 'echo'.*has 1 turn/s });
+    await assert.rejects(rt.invoke('escaping', {}), { code: 'E_UNTRUSTED_REF', message: /has 1 turn/ });
+    await assert.rejects(rt.invoke('thrower', {}), { code: 'E_MODEL', message: /has 1 turn; the agent asked for turn 2/ });
+    await assert.rejects(rt.invoke('recovered', {}), { code: 'E_MODEL', message: /has 2 turns; the agent asked for turn 3/ });
+  });
+
+  test('a persistent agent whose cassette runs out ends with the cassette error instead of retrying forever', async (t) => {
+    const rt = await agentRuntime(t, { waiting: { model: { persistent: true }, turns: [{ text: 'Waiting.' }, { text: 'Still waiting.' }] } });
+    const started = performance.now();
+    const run = await invokeWithTrace(rt, 'waiting');
+    assert.equal(run.error?.code, 'E_MODEL');
+    assert.match(run.error.message, /has 2 turns; the agent asked for turn 3/);
+    assert.ok(performance.now() - started < 900, 'no backoff: a cassette that ran out does not come back');
+    assert.equal(run.trace.filter((e) => e.type === 'error').length, 1);
+  });
+});
+
+describe('seed 004: the agent skill invoked directly', () => {
+  test('memory seeds the sandbox, events names the topic, and a relative cassette is found from the runtime cwd', async (t) => {
+    const dir = tempDir(t);
+    fs.writeFileSync(path.join(dir, 'direct.yaml'), 'turns:\n  - invoke: |\n      ctx.manager.finish({ n: memory.n + 1 })\n');
+    const { createRuntime } = await import('../src/index.ts');
+    const rt = await createRuntime({ cwd: dir });
+    t.after(() => rt.close());
+    await rt.invoke('event-subscribe', { topic: 'direct' });
+    const value = await rt.invoke('agent', { prompt: 'Add one.', config: { provider: 'replay', cassette: 'direct.yaml' }, memory: { n: 41 }, events: 'direct' });
+    assert.deepEqual(value, { n: 42 });
+    const kinds = ((await rt.invoke('event-wait', { topic: 'direct', timeout: 0 })) as { type: string }[]).map((e) => e.type);
+    assert.equal(kinds[0], 'agent-start');
+    assert.equal(kinds.at(-1), 'agent-complete');
+  });
+});

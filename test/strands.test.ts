@@ -164,15 +164,40 @@ describe('replay model', () => {
   });
 
   test('an error hook answering { continue: true } retries the model call, with the attempt count', async () => {
+    /** Fails its first `failures` calls, then plays the cassette. */
+    class Flaky extends Model<BaseModelConfig> {
+      inner = new ReplayModel({ turns: [{ text: 'only' }] });
+      failures = 3;
+      updateConfig(): void {}
+      getConfig(): BaseModelConfig {
+        return { modelId: 'flaky' };
+      }
+      async *stream(messages: Message[], options?: StreamOptions): AsyncGenerator<ModelStreamEvent> {
+        if (this.failures-- > 0) throw new Error('flaky model');
+        yield* this.inner.stream(messages, options);
+      }
+    }
     let retries = 0;
     const h = hooks((e) => {
-      if (e.type === 'turn-end') return { continue: true };
       if (e.type === 'error' && retries < 2) return (retries++, { continue: true });
       return undefined;
     });
-    await assert.rejects(runAgentLoop(base(new ReplayModel({ turns: [{ text: 'only' }] }), { onHook: h.onHook })), /has 1 turn; the agent asked for turn 2/);
+    await assert.rejects(runAgentLoop(base(new Flaky(), { onHook: h.onHook })), /flaky model/);
     assert.deepEqual(h.events.filter((e) => e.type === 'error').map((e) => e.attempt), [1, 2, 3]);
-    assert.equal(h.events.filter((e) => e.type === 'turn-start').length, 2, 'a retry is not a new turn');
+    assert.equal(h.events.filter((e) => e.type === 'turn-start').length, 1, 'a retry is not a new turn');
+    // Two retries are enough for a model that fails twice.
+    const model = new Flaky();
+    model.failures = 2;
+    retries = 0;
+    assert.equal((await runAgentLoop(base(model, { onHook: h.onHook }))).text, 'only');
+  });
+
+  test('a cassette that ran out is final: the error event says so, and no continue retries it', async () => {
+    const h = hooks((e) => (e.type === 'turn-end' || e.type === 'error' ? { continue: true } : undefined));
+    await assert.rejects(runAgentLoop(base(new ReplayModel({ turns: [{ text: 'only' }] }), { onHook: h.onHook })), { code: 'E_MODEL', message: /has 1 turn; the agent asked for turn 2/ });
+    const errors = h.events.filter((e) => e.type === 'error');
+    assert.equal(errors.length, 1);
+    assert.equal(errors[0]!.final, true);
   });
 
   test('maxTurns model round-trips without finishing → E_AGENT_LIMIT', async () => {

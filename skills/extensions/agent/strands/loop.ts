@@ -219,9 +219,12 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
       state.retrying = true; // the next model call, if any, is a retry of this turn
       state.attempt = ev.attemptCount;
       if (ev.error.name === 'CancelledError' || signal?.aborted) return;
-      const d = await hook({ type: 'error', error: explainModelError(ev.error, model).message, attempt: ev.attemptCount, turnNumber: state.turn });
+      const explained = explainModelError(ev.error, model);
+      // `final` (a replay cassette that ran out): no retry can succeed, whatever the hook says.
+      const final = (explained as { final?: unknown }).final === true;
+      const d = await hook({ type: 'error', error: explained.message, attempt: ev.attemptCount, turnNumber: state.turn, ...(final ? { final } : {}) });
       if (takeStop(d)) return;
-      if (d?.continue) ev.retry = true;
+      if (d?.continue && !final) ev.retry = true;
       return;
     }
     const message = ev.stopData?.message;

@@ -8,6 +8,19 @@ import { AgentAppsError } from '../../../../src/kernel/errors.ts';
 import { loadCassette } from './cassette.ts';
 import type { Cassette, CassetteTurn } from './cassette.ts';
 
+/**
+ * The cassette has no more turns: the recorded model stopped there. `final`: retrying cannot
+ * help (persistent mode does not back off and retry it), and the run ended on whatever happened
+ * last — the agent reports a tool error it ended on (SPEC §11: E_SANDBOX "to the caller only if
+ * the run ends on it").
+ */
+export class CassetteEndedError extends AgentAppsError {
+  readonly final = true;
+  constructor(message: string) {
+    super('E_MODEL', message);
+  }
+}
+
 export interface ReplayModelConfig extends BaseModelConfig {
   /** Where the cassette came from (a path), for error messages. */
   cassette?: string;
@@ -59,10 +72,7 @@ export class ReplayModel extends Model<ReplayModelConfig> {
     const turn = this.#turns[index];
     if (!turn) {
       const n = this.#turns.length;
-      throw new AgentAppsError(
-        'E_MODEL',
-        `replay cassette ${this.#config.cassette} has ${n} turn${n === 1 ? '' : 's'}; the agent asked for turn ${index + 1}`,
-      );
+      throw new CassetteEndedError(`replay cassette ${this.#config.cassette} has ${n} turn${n === 1 ? '' : 's'}; the agent asked for turn ${index + 1}`);
     }
     this.#next++;
 
