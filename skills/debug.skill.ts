@@ -25,7 +25,7 @@ export default async function debug(ctx: Context) {
   const target = ctxTarget(ctx);
   const hook = ctx.locals.hook as HookInfo;
   if (hook.config === false) return target.manager.next();
-  const depth = target.locals.history.length - 2; // 0 for what the runtime root invoked
+  const depth = target.locals.history.length - 1; // 0 for what the runtime root invoked
   const base = { tag: 'debug', level: 'info' as const, tool: target.run.tool.name, contextId: target.envelope.id, depth };
   const started = performance.now();
   const kind = hook.trigger === '$invoke' ? 'pipeline' : 'next';

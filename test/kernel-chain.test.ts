@@ -34,7 +34,7 @@ test('each chain entry runs through the orchestrator in its own context, serving
   assert.equal(own.run.tool.name, 'probe');
   assert.equal(own.envelope.parent, served);
   assert.equal(served.envelope.id, id);
-  assert.deepEqual(own.locals.history.map((f) => f.tool), ['root', 'tool', 'probe']);
+  assert.deepEqual(own.locals.history.map((f) => f.tool), ['tool', 'probe']);
 });
 
 test('a middleware entry gets its own middleware chain from its own cascade', async (t) => {

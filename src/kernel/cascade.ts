@@ -127,9 +127,9 @@ export function resolveCascade(levels: CascadeLevel[], env: CascadeEnv): Cascade
 /** Default merge: plain objects merge deeply (higher level wins on conflict); arrays and scalars are replaced. */
 export function mergeValue(lower: unknown, higher: unknown, policy?: MergePolicy): unknown {
   if (lower === undefined || policy === 'replace') return higher;
-  if (policy === 'append') {
-    if (Array.isArray(lower) && Array.isArray(higher)) return [...lower, ...higher];
-    if (Array.isArray(lower)) return [...lower, higher];
+  if (policy === 'append' && !(isPlainObject(lower) && isPlainObject(higher))) {
+    // Lower level first; a scalar on either side counts as a one-item list.
+    return [...(Array.isArray(lower) ? lower : [lower]), ...(Array.isArray(higher) ? higher : [higher])];
   }
   if (isPlainObject(lower) && isPlainObject(higher)) {
     const out: JsonObject = { ...lower };

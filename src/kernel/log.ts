@@ -1,6 +1,7 @@
 // Logging (SPEC §10, seed 001): one ring buffer of 10,000 events on globals.internals, levels
 // trace < debug < info < warn < error, per-run settings (scoped by rootContextId) over global
 // ones, and reporters. Secrets are redacted before any reporter sees an event.
+import { ConfigurationError } from './errors.ts';
 import type { ConfigureOptions, LogEvent, LogLevel, LogSettings, Reporter, TailOptions } from './types.ts';
 
 export const LEVELS: Record<LogLevel, number> = { trace: 0, debug: 1, info: 2, warn: 3, error: 4 };
@@ -88,13 +89,13 @@ export class Logger {
       if (opts && (opts.level !== undefined || opts.scope !== undefined || opts.reporter !== undefined)) this.runs.set(rootContextId, s);
     }
     if (opts?.level) {
-      if (!(opts.level in LEVELS)) throw new TypeError(`unknown log level '${opts.level}' — use trace, debug, info, warn or error`);
+      if (!Object.hasOwn(LEVELS, opts.level)) throw new ConfigurationError(`unknown log level '${opts.level}' — use trace, debug, info, warn or error`);
       s.level = opts.level;
     }
     if (opts?.scope !== undefined) s.scope = opts.scope;
     if (opts?.reporter !== undefined) {
       if (typeof opts.reporter === 'string') {
-        if (!this.reporters.has(opts.reporter)) throw new TypeError(`unknown reporter '${opts.reporter}'`);
+        if (!this.reporters.has(opts.reporter)) throw new ConfigurationError(`unknown reporter '${opts.reporter}'`);
         s.reporters.add(opts.reporter);
       } else {
         this.reporters.set(opts.reporter.name, opts.reporter);
@@ -128,10 +129,20 @@ export function redact(value: unknown, depth = 0): unknown {
   let out: Record<string, unknown> | undefined;
   for (const [k, v] of Object.entries(value)) {
     let r = v;
-    // Secrets are strings; counts like `totalTokens` are numbers and stay readable.
-    if (SECRET.test(k) && (typeof v === 'string' || (v !== null && typeof v === 'object' && !Array.isArray(v) && !/tokens$/i.test(k))) && k !== 'rootContextId') r = '[REDACTED]';
+    if (SECRET.test(k) && k !== 'rootContextId' && isSecretValue(k, v)) r = '[REDACTED]';
     else if (v !== null && typeof v === 'object') r = redact(v, depth + 1);
     if (r !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = r;
   }
   return out ?? value;
+}
+
+/**
+ * A value under a secret-looking key: strings, numbers (a PIN, a numeric token from `--set`),
+ * arrays and objects alike. Booleans (`hasKey: true`) and empty values say nothing, and counts
+ * named `…Tokens` (`maxTokens`, `totalTokens`, `usage.inputTokens`) are not secrets.
+ */
+function isSecretValue(key: string, value: unknown): boolean {
+  if (value === null || value === undefined || typeof value === 'boolean') return false;
+  if (/tokens$/i.test(key) && typeof value !== 'string') return false;
+  return true;
 }

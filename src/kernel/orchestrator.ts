@@ -69,6 +69,8 @@ export class Kernel {
     if (opts?.detached) {
       const { detached: _, ...rest } = opts;
       this.run(caller, ref, effective, rest).catch((err) => {
+        // A refusal is not a failure: it was logged as `abort` where it happened.
+        if (err instanceof AbortError) return;
         (caller.manager as Manager).log({ type: 'error', tag: 'pipeline', level: 'warn', code: err?.code, text: `detached invocation of '${typeof ref === 'string' ? ref : (ref.name ?? 'anonymous')}' failed: ${err?.message ?? err}` });
       });
       return Promise.resolve(undefined);
@@ -117,7 +119,8 @@ export class Kernel {
     if (hasDefs === undefined) defaultsCache.set(tool, (hasDefs = hasDefaults(tool.decl.params)));
     if (hasDefs) args = applyDefaults(tool.decl.params, args);
     if (args === undefined) args = isEntry ? undefined : {};
-    if (!isEntry && isPlainObject(args) && !Object.isFrozen(args)) args = Object.freeze(args === rawArgs ? { ...args } : args);
+    // SPEC §5: args are frozen after creation — a chain entry's too (cascade values already are).
+    if (isPlainObject(args) && !Object.isFrozen(args)) args = Object.freeze(args === rawArgs ? { ...args } : args);
     const nonlocals: Nonlocals = { ...parent.nonlocals };
     const locals = this.newLocals(parent, tool, args);
     // Step 4 (with the context): origin, prompt, tool declaration.
@@ -137,14 +140,16 @@ export class Kernel {
   }
 
   private newLocals(parent: Context | null, tool: LoadedTool, args: unknown): Locals {
-    // Step 5: the history frame — a child starts with its parent's stack plus its own frame.
-    const frame = { tool: tool.name, args, timestamp: Date.now() };
-    const history = parent ? [...parent.locals.history, frame] : [frame];
+    // Step 5: the history frame — a child starts with its parent's stack plus its own frame. The
+    // runtime's root context was not invoked, so it has none: the stack starts at the first tool.
+    const history = parent ? [...parent.locals.history, { tool: tool.name, args, timestamp: Date.now() }] : [];
     return { history, result: undefined, error: undefined, config: { ...this.base } };
   }
 
   private applySeed(ctx: ContextImpl, manager: Manager, seed: ContextSeed): void {
-    if (seed.signal instanceof AbortSignal) manager.seedSignal = seed.signal;
+    // The seed signal (seed 001, run.signal): `{ signal }`, or `{ run: { signal } }` by its path.
+    const signal = seed.signal ?? seed.run?.signal;
+    if (signal instanceof AbortSignal) manager.seedSignal = signal;
     for (const key of Object.keys(seed)) {
       if (SEED_SKIP.has(key)) continue;
       const value = seed[key];

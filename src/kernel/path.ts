@@ -1,4 +1,5 @@
 // Dotted-path access for `ctx.manager.get/set` (seed 001). Dotted look-ups only: no expressions.
+import { AgentAppsError } from './errors.ts';
 
 export function getPath(root: unknown, path: string): unknown {
   if (path === '' ) return root;
@@ -15,12 +16,12 @@ export function setPath(root: object, path: string, value: unknown): void {
   let cur: any = root;
   for (let i = 0; i < parts.length - 1; i++) {
     const part = parts[i]!;
-    if (part === '__proto__' || part === 'constructor' || part === 'prototype') throw new TypeError(`refusing to set '${path}'`);
+    if (part === '__proto__' || part === 'constructor' || part === 'prototype') throw new AgentAppsError('E_IMMUTABLE', `refusing to set '${path}': prototype paths are not data`);
     if (cur[part] === null || typeof cur[part] !== 'object') cur[part] = {};
     cur = cur[part];
   }
   const last = parts[parts.length - 1]!;
-  if (last === '__proto__' || last === 'constructor' || last === 'prototype') throw new TypeError(`refusing to set '${path}'`);
+  if (last === '__proto__' || last === 'constructor' || last === 'prototype') throw new AgentAppsError('E_IMMUTABLE', `refusing to set '${path}': prototype paths are not data`);
   cur[last] = value;
 }
 

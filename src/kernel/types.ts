@@ -157,7 +157,7 @@ export interface ContextSeed {
   target?: Context;
   locals?: Partial<Locals>;
   nonlocals?: Nonlocals;
-  run?: Partial<Pick<RunState, 'interactive'>> & { [key: string]: unknown };
+  run?: Partial<Pick<RunState, 'interactive' | 'signal'>> & { [key: string]: unknown };
   signal?: AbortSignal;
   middleware?: ExtraMiddleware;
   [key: string]: unknown;
