@@ -105,3 +105,18 @@ describe('seed 004: the agent skill invoked directly', () => {
     assert.equal(kinds.at(-1), 'agent-complete');
   });
 });
+
+describe('SPEC §10: logging', () => {
+  test('secrets are redacted before any reporter sees them: numbers and lists too, counts of tokens stay', async (t) => {
+    const seen: any[] = [];
+    const { createRuntime } = await import('../src/index.ts');
+    const rt = await createRuntime({ cwd: tempDir(t), reporters: [{ name: 'mem', report: (e) => void seen.push(e) }] });
+    t.after(() => rt.close());
+    rt.root.manager.log({ type: 'cfg', level: 'warn', config: { token: 123456, password: 4242, apiKeys: ['sk-a', 'sk-b'], secrets: { db: 'x' }, hasKey: true, maxTokens: 4096, usage: { totalTokens: 10 } } });
+    const expected = { token: '[REDACTED]', password: '[REDACTED]', apiKeys: '[REDACTED]', secrets: '[REDACTED]', hasKey: true, maxTokens: 4096, usage: { totalTokens: 10 } };
+    assert.deepEqual(seen.find((e) => e.type === 'cfg')?.config, expected);
+    assert.deepEqual((logs(rt, { type: 'cfg' })[0] as any).config, expected);
+    const e = seen.find((x) => x.type === 'cfg');
+    for (const field of ['rootContextId', 'contextId', 'tool', 'timestamp']) assert.ok(e[field] !== undefined, `every event carries ${field}`);
+  });
+});
