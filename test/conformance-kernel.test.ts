@@ -2,7 +2,10 @@
 // suite would probe them: public API only, real kernel, temp workspaces, no mocks.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRuntime, type Context } from '../src/index.ts';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRuntime, findTool, type Context } from '../src/index.ts';
 import { bareRuntime, tempDir } from './helpers.ts';
 
 // ——— seed 001: the context's properties and their mutability ———
@@ -105,8 +108,6 @@ test('SPEC §6.6: an aborted detached invocation is logged as abort, never as an
 
 test('SPEC §6.2: $merge append appends to a scalar too, lower level first', async (t) => {
   const cwd = tempDir(t);
-  const fs = await import('node:fs');
-  const path = await import('node:path');
   fs.mkdirSync(path.join(cwd, 'skills'));
   fs.writeFileSync(path.join(cwd, 'skills/main.md'), '---\nname: main\nmetadata:\n  audience: staff\n  labels: [a]\n---\n');
   fs.writeFileSync(path.join(cwd, 'skills/show.skill.ts'), "export const frontmatter = { name: 'show', metadata: { audience: ['guests'], labels: 'b', $merge: { audience: 'append', labels: 'append' } } };\nexport default (ctx) => ({ audience: ctx.run.middleware.audience, labels: ctx.run.middleware.labels });\n");
@@ -123,4 +124,15 @@ test('SPEC §13: every error the runtime throws has a code — configure with an
   rt.register({ name: 'poke', fn: (ctx: Context) => ctx.manager.set('locals.__proto__.polluted', true) });
   await assert.rejects(rt.invoke('poke'), (err: { code?: string }) => typeof err.code === 'string');
   assert.equal(({} as Record<string, unknown>).polluted, undefined);
+});
+
+test('SPEC §4 / seed 001: findTool(ref, paths) with a relative search root resolves it against the cwd; uri is file:///path', async (t) => {
+  const dir = tempDir(t);
+  fs.mkdirSync(path.join(dir, 'skills'));
+  fs.writeFileSync(path.join(dir, 'skills/hi.md'), '---\nname: hi\ndescription: Says hi.\n---\nSay hi.\n');
+  const rel = path.relative(process.cwd(), path.join(dir, 'skills'));
+  const tool = await findTool('hi', [rel]);
+  assert.equal(tool.name, 'hi');
+  assert.match(String(tool.uri), /^file:\/\/\//);
+  assert.equal(fileURLToPath(String(tool.uri)), path.join(dir, 'skills/hi.md'));
 });
