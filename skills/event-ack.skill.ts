@@ -10,7 +10,7 @@ export const frontmatter = {
       properties: {
         topic: { type: 'string', minLength: 1 },
         queue: { type: 'string', default: 'default' },
-        ids: { type: 'array', items: { type: 'string' }, minItems: 1 },
+        ids: { type: 'array', items: { type: 'string' } },
         nack: { type: 'boolean', default: false },
         strict: { type: 'boolean', default: true, description: 'Fail when an id is not pending (default); false reports unknown ids in the result.' },
       },

@@ -120,3 +120,35 @@ describe('SPEC §10: logging', () => {
     for (const field of ['rootContextId', 'contextId', 'tool', 'timestamp']) assert.ok(e[field] !== undefined, `every event carries ${field}`);
   });
 });
+
+describe('SPEC §8 / seed 003: event skills and the event middleware', () => {
+  test('a routed skill is invoked with the event envelope as args (and under `event`), with the route args', async (t) => {
+    const { createRuntime } = await import('../src/index.ts');
+    const dir = tempDir(t);
+    fs.mkdirSync(path.join(dir, 'skills'));
+    fs.writeFileSync(
+      path.join(dir, 'skills', 'router.skill.ts'),
+      "export const frontmatter = { name: 'router', description: 'routes', metadata: { event: { routes: [{ topic: 'deploy', ref: 'on-deploy', args: { channel: 'ops' } }] } } };\nexport default () => 'routed';\n",
+    );
+    fs.writeFileSync(
+      path.join(dir, 'skills', 'on-deploy.skill.ts'),
+      "export const frontmatter = { name: 'on-deploy', description: 'records', metadata: { params: { type: 'object', properties: { topic: { type: 'string' }, type: { type: 'string' } }, required: ['topic', 'type'] } } };\n" +
+        "export default (ctx, args) => ctx.manager.invoke('event-emit', { topic: 'seen', type: 'seen', data: args });\n",
+    );
+    const rt = await createRuntime({ cwd: dir });
+    t.after(() => rt.close());
+    await rt.invoke('event-subscribe', { topic: 'seen' });
+    assert.equal(await rt.invoke('router', {}), 'routed');
+    const sent = (await rt.invoke('event-emit', { topic: 'deploy', type: 'started', data: { version: 7 } })) as Record<string, unknown>;
+    const [seen] = (await rt.invoke('event-wait', { topic: 'seen', timeout: 2000 })) as { data: Record<string, any> }[];
+    const args = seen!.data;
+    for (const key of ['id', 'topic', 'type', 'data', 'timestamp']) assert.deepEqual(args[key], sent[key], `args.${key} is the envelope's`);
+    assert.deepEqual(args.event, sent);
+    assert.equal(args.channel, 'ops');
+  });
+
+  test('event-ack with an empty ids list settles nothing and does not fail', async (t) => {
+    const rt = await agentRuntime(t);
+    assert.deepEqual(await rt.invoke('event-ack', { topic: 'jobs', ids: [] }), { acked: [], nacked: [], unknown: [] });
+  });
+});

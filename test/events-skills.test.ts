@@ -98,7 +98,7 @@ test('event state lives on globals.internals: events, eventQueues, eventBuffers'
 
 // ——— event-subscribe with a ref: handlers through the pipeline ———
 
-test('a ref handler is invoked through the full pipeline with { ...args, event }', async (t) => {
+test('a ref handler is invoked through the full pipeline with { ...args, ...event, event }', async (t) => {
   const rt = await eventsRuntime(t);
   const sub = await rt.invoke('event-subscribe', { topic: 'orders', ref: 'record', args: { tag: 'first' } });
   assert.deepEqual(sub, { topic: 'orders', ref: 'record', created: true, replayed: 0 });
@@ -296,7 +296,8 @@ test('event-ack names the ids that are not pending (E_UNKNOWN_EVENT), or lists t
   assert.doesNotMatch(error.message, new RegExp(`: .*${a.id}`), 'the known id is not among the unknown');
   assert.deepEqual(await rt.invoke('event-ack', { topic: 'jobs', queue: 'q', ids: [a.id], strict: false }), { acked: [], nacked: [], unknown: [a.id] }, 'already acked above');
   assert.deepEqual(await rt.invoke('event-ack', { topic: 'nowhere', ids: ['x'], strict: false }), { acked: [], nacked: [], unknown: ['x'] });
-  assert.equal((await settle(rt.invoke('event-ack', { topic: 'jobs', ids: [] }))).error?.code, 'E_VALIDATION');
+  assert.deepEqual(await rt.invoke('event-ack', { topic: 'jobs', ids: [] }), { acked: [], nacked: [], unknown: [] }, 'an empty list settles nothing');
+  assert.equal((await settle(rt.invoke('event-ack', { topic: 'jobs', ids: 'x' }))).error?.code, 'E_VALIDATION');
 });
 
 // ——— handler errors ———

@@ -11,7 +11,9 @@ export function eventBus(ctx: Context): EventBus {
   const root = internals.root as Context;
   const state = getEventState(internals);
   bus = new EventBus(state, {
-    dispatch: (handler, event) => root.manager.invoke(handler.ref, { ...((handler.args as object | undefined) ?? {}), event }),
+    // Seed 003: the handler is invoked "with the event envelope as args" — its fields at the top
+    // level, the whole envelope under `event` too, over the subscription's own args.
+    dispatch: (handler, event) => root.manager.invoke(handler.ref, { ...((handler.args as object | undefined) ?? {}), ...event, event }),
     onHandlerError: (error: unknown, event: Event, handler: EventHandler) => {
       const name = typeof handler === 'function' ? handler.name || 'function handler' : handler.ref;
       root.manager.log({
