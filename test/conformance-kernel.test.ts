@@ -102,7 +102,7 @@ test('SPEC §6.6: an aborted detached invocation is logged as abort, never as an
   assert.equal(await rt.invoke('refuse', {}, { detached: true }), undefined);
   await new Promise((r) => setTimeout(r, 30));
   const events = rt.root.manager.tail();
-  assert.ok(events.some((e) => e.type === 'abort' && e.tool === 'refuse'));
+  assert.ok(events.some((e) => e.type === 'abort' && e.tool === 'refuse' && e.reason === 'not today'), 'the abort event carries the reason');
   assert.deepEqual(events.filter((e) => e.type === 'error' || e.level === 'error'), []);
 });
 

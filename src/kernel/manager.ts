@@ -209,7 +209,7 @@ export class Manager implements ContextManager {
     if (this.aborted) return;
     this.aborted = true;
     this.abortReason = reason;
-    if (!quiet) this.log({ type: 'abort', tag: 'pipeline', level: 'info', text: `aborted${reason === undefined ? '' : `: ${reason instanceof Error ? reason.message : String(reason)}`}` });
+    if (!quiet) this.log({ type: 'abort', tag: 'pipeline', level: 'info', text: `aborted${reason === undefined ? '' : `: ${reason instanceof Error ? reason.message : String(reason)}`}`, ...(reason === undefined ? {} : { reason }) });
     this.controller?.abort(reason);
   }
 
