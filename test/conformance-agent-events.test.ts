@@ -61,7 +61,11 @@ describe('SPEC §11: errors the run ends on, and cassettes that run out', () => 
       return true;
     });
     // Reported to the model as the tool's error: a run that goes on does not fail, the host keeps running.
-    assert.equal(await rt.invoke('spin-then-answer', {}), 'I gave up.');
+    const run = await invokeWithTrace(rt, 'spin-then-answer');
+    assert.equal(run.value, 'I gave up.');
+    const failed = run.trace.find((e) => e.type === 'tool-result')!;
+    assert.match(failed.error, /timed out after 200 ms/);
+    assert.equal(failed.code, 'E_SANDBOX', 'the trace keeps the error code');
   });
 
   test('a call outside allowed-tools or by path that the run ends on reaches the caller with its code', async (t) => {

@@ -158,7 +158,7 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
       const d = await hook(
         failure === undefined
           ? { type: 'tool-result', tool: 'invoke', args: { code }, result: value, toolUseId, turnNumber: state.turn }
-          : { type: 'tool-result', tool: 'invoke', args: { code }, error: errorText(failure), toolUseId, turnNumber: state.turn },
+          : { type: 'tool-result', tool: 'invoke', args: { code }, error: errorText(failure), ...errorCode(failure), toolUseId, turnNumber: state.turn },
       );
       takeStop(d);
       if (failure !== undefined) throw failure instanceof Error ? failure : new Error(errorText(failure));
@@ -368,6 +368,12 @@ function toToolText(value: unknown): string {
 function errorText(err: unknown): string {
   if (err instanceof Error) return err.message;
   return typeof err === 'string' ? err : toToolText(err);
+}
+
+/** `{ code }` of a failure that has one (E_SANDBOX, E_ALLOWED_TOOLS …), for the tool-result event. */
+function errorCode(err: unknown): { code?: string } {
+  const code = isRecord(err) || err instanceof Error ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? { code } : {};
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
