@@ -4,9 +4,10 @@
 // Each test states the rule it checks; nothing of the runtime is mocked.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { logs, tempDir } from './helpers.ts';
+import { REPO, logs, tempDir, workspace } from './helpers.ts';
 import { agentRuntime, eventQueue, invokeWithTrace, types } from './agent-helpers.ts';
 
 describe('SPEC §11 / seed 004: the trace and the agent events', () => {
@@ -154,5 +155,28 @@ describe('SPEC §8 / seed 003: event skills and the event middleware', () => {
   test('event-ack with an empty ids list settles nothing and does not fail', async (t) => {
     const rt = await agentRuntime(t);
     assert.deepEqual(await rt.invoke('event-ack', { topic: 'jobs', ids: [] }), { acked: [], nacked: [], unknown: [] });
+  });
+});
+
+describe('SPEC §8: shutdown of a CLI run that blocks in event-wait', () => {
+  test('SIGINT while a skill waits for an event (no timeout): shutdown handlers run, the wait ends, exit 130', async (t) => {
+    const dir = workspace(t, {
+      'skills/waiter.skill.ts':
+        "export const frontmatter = { name: 'waiter', description: 'waits for a job', metadata: {} };\n" +
+        "export default async (ctx) => { ctx.manager.log({ level: 'warn', type: 'waiting', text: 'waiting' }); return ctx.manager.invoke('event-wait', { topic: 'jobs' }); };\n",
+    });
+    const child = spawn(process.execPath, [path.join(REPO, 'bin', 'agent-apps.js'), 'run', 'waiter'], { cwd: dir, stdio: 'pipe', env: { ...process.env, NO_COLOR: '1' } });
+    t.after(() => child.kill('SIGKILL'));
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // Signal once the skill is blocked in its wait.
+    for (let i = 0; i < 100 && !stderr.includes('waiting') && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(stderr.includes('waiting'), `the skill started (stderr: ${stderr})`);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(child.exitCode, null, `still waiting, not ended by an empty event loop (stderr: ${stderr})`);
+    child.kill('SIGINT');
+    assert.equal(await exited, 130, stderr);
+    assert.doesNotMatch(stderr, /unsettled top-level await/);
   });
 });

@@ -44,6 +44,8 @@ export interface Waiter {
   timer: ReturnType<typeof setTimeout> | undefined;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
+  /** Blocked with no timeout: it keeps the process alive (see `holdProcess`). */
+  held: boolean;
 }
 
 /** A delivered, unacknowledged event; `next` chains the rare events whose 8-char ids collide. */
@@ -294,12 +296,15 @@ export class EventBus {
     if (timeout !== undefined && timeout <= 0) return Promise.resolve([]);
 
     return new Promise<Event[]>((resolve, reject) => {
-      const waiter: Waiter = { max, ack, resolve, reject, timer: undefined, signal, onAbort: undefined };
+      const waiter: Waiter = { max, ack, resolve, reject, timer: undefined, signal, onAbort: undefined, held: false };
       if (timeout !== undefined && timeout <= MAX_TIMER) {
         waiter.timer = setTimeout(() => {
           release(queue, waiter);
           resolve([]);
         }, timeout);
+      } else {
+        waiter.held = true;
+        holdProcess(1);
       }
       if (signal !== undefined) {
         waiter.onAbort = () => {
@@ -406,6 +411,28 @@ function release(queue: QueueState, waiter: Waiter): void {
   queue.waiters.delete(waiter);
   if (waiter.timer !== undefined) clearTimeout(waiter.timer);
   if (waiter.onAbort !== undefined) waiter.signal?.removeEventListener('abort', waiter.onAbort);
+  if (waiter.held) {
+    waiter.held = false;
+    holdProcess(-1);
+  }
+}
+
+let holds = 0;
+let keepAlive: ReturnType<typeof setInterval> | undefined;
+
+/**
+ * A wait without a timeout blocks until an event (or an abort) comes, like a server waiting for
+ * a connection: while one is blocked, the process stays alive. Otherwise Node would end a CLI
+ * run whose skill waits (exit 13, "unsettled top-level await") before the event, SIGINT or
+ * SIGTERM that should end the wait could arrive (SPEC §8).
+ */
+function holdProcess(delta: 1 | -1): void {
+  holds += delta;
+  if (holds > 0 && keepAlive === undefined) keepAlive = setInterval(noop, MAX_TIMER);
+  else if (holds === 0 && keepAlive !== undefined) {
+    clearInterval(keepAlive);
+    keepAlive = undefined;
+  }
 }
 
 function handOff(queue: QueueState, waiter: Waiter, events: Event[]): void {
