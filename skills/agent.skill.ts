@@ -130,6 +130,8 @@ export default async function agent(ctx: Context, args: AgentArgs) {
   let finished: { value: unknown } | undefined;
   let lastToolError: AgentAppsError | undefined;
   let reminders = 0;
+  /** The current turn called tools (a tool-call or tool-result since the last turn-end). */
+  let toolTurn = false;
   const stop = new AbortController();
   const onAbort = () => stop.abort(ctx.run.signal.reason);
   ctx.run.signal.addEventListener('abort', onAbort, { once: true });
@@ -237,13 +239,25 @@ export default async function agent(ctx: Context, args: AgentArgs) {
       if (name) emit(name, e);
     }
     switch (e.type) {
+      case 'tool-call':
+        toolTurn = true;
+        return undefined;
       case 'tool-result':
+        toolTurn = true;
         if (finished) return { stop: true, result: finished.value };
         return undefined;
-      case 'turn-end':
+      case 'turn-end': {
+        const usedTools = toolTurn;
+        toolTurn = false;
         if (stepsExhausted) throw new AgentAppsError('E_AGENT_LIMIT', `maxSteps (${maxSteps}) exhausted before '${skillName}' finished`);
         if (finished) return { stop: true, result: finished.value };
-        if (persistent) return { continue: true, message: 'Continue.' };
+        // The turn called tools: the model has their results to read (a provider written to the
+        // seed's skeleton ends the run on an undefined directive).
+        if (usedTools || persistent) return { continue: true, message: 'Continue.' };
+        // No finish(): the model's final text is the result (SPEC §11) — if it matches returns.
+        if (args.returns && typeof e.result === 'string' && e.result !== '' && (await internals.check(args.returns, e.result)).length === 0) {
+          return { stop: true, result: e.result };
+        }
         if (args.returns) {
           reminders++;
           return {
@@ -252,6 +266,7 @@ export default async function agent(ctx: Context, args: AgentArgs) {
           };
         }
         return undefined;
+      }
       case 'error':
         // `final`: the model cannot come back (a replay cassette that ran out); retrying would loop forever.
         if (persistent && e.final !== true) {

@@ -180,3 +180,28 @@ describe('SPEC §8: shutdown of a CLI run that blocks in event-wait', () => {
     assert.doesNotMatch(stderr, /unsettled top-level await/);
   });
 });
+
+describe('SPEC §11 / seed 004: the result and the turn-end directives', () => {
+  test("without finish(), the model's final text is the result when it matches returns", async (t) => {
+    const rt = await agentRuntime(t, {
+      hello: { returns: { type: 'string' }, turns: [{ text: 'Hello there.' }] },
+      // A text that does not match gets the reminder; finish() then ends the run.
+      counted: {
+        returns: { type: 'object', properties: { count: { type: 'integer' } }, required: ['count'] },
+        turns: [{ text: 'Three.' }, { invoke: 'ctx.manager.finish({ count: 3 })' }],
+      },
+    });
+    assert.equal(await rt.invoke('hello', {}), 'Hello there.');
+    assert.deepEqual(await rt.invoke('counted', {}), { count: 3 });
+  });
+
+  test("a provider written to the seed's skeleton: the turn-end of a turn that called tools answers continue", async (t) => {
+    // scripted-agent ends the run on an undefined turn-end directive, as the seed's skeleton does.
+    const rt = await agentRuntime(t, {
+      skeleton: { model: { agent: 'scripted-agent', script: [{ text: 'Counting.', code: "return await ctx.manager.invoke('wordcount', { text: 'a b' })" }, { text: 'Two words.' }] } },
+    });
+    const run = await invokeWithTrace(rt, 'skeleton');
+    assert.equal(run.value, 'Two words.');
+    assert.deepEqual(run.trace.filter((e) => e.type === 'turn-end').map((e) => e.result), ['Counting.', 'Two words.']);
+  });
+});
