@@ -205,3 +205,12 @@ describe('SPEC §11 / seed 004: the result and the turn-end directives', () => {
     assert.deepEqual(run.trace.filter((e) => e.type === 'turn-end').map((e) => e.result), ['Counting.', 'Two words.']);
   });
 });
+
+describe('SPEC §11: the cassette', () => {
+  test('"a list of model turns": a bare YAML list plays like turns:', async (t) => {
+    const rt = await agentRuntime(t, { bare: { model: { cassette: 'bare.yaml' } } }, { files: { 'bare.yaml': "- text: Counting.\n  invoke: return 2\n- text: Two.\n" } });
+    const run = await invokeWithTrace(rt, 'bare');
+    assert.equal(run.value, 'Two.');
+    assert.equal(run.trace.filter((e) => e.type === 'turn-start').length, 2);
+  });
+});

@@ -29,7 +29,8 @@ export function parseCassette(source: string, file = 'cassette'): Cassette {
     });
   }
   const value: unknown = doc.toJS();
-  const turns = isRecord(value) ? value.turns : undefined;
+  // SPEC §11 calls a cassette "a list of model turns": a bare list is read as `turns`.
+  const turns = Array.isArray(value) ? value : isRecord(value) ? value.turns : undefined;
   if (!Array.isArray(turns)) {
     throw new ConfigurationError("a cassette needs a 'turns' list: turns: [{ text?, invoke? }, …]", {
       place: { file, key: 'turns' },
