@@ -129,6 +129,10 @@ export default async function agent(ctx: Context, args: AgentArgs) {
   let stepsExhausted = false;
   let finished: { value: unknown } | undefined;
   let lastToolError: AgentAppsError | undefined;
+  /** The finish() value of the running execution broke `returns`. */
+  let badFinish: ValidationError | undefined;
+  /** The running execution's finish() call, settled or not (it may not have been awaited). */
+  let finishing: Promise<undefined> | undefined;
   let reminders = 0;
   /** The current turn called tools (a tool-call or tool-result since the last turn-end). */
   let toolTurn = false;
@@ -150,17 +154,40 @@ export default async function agent(ctx: Context, args: AgentArgs) {
   async function runCode(codeCtx: Context, code: string): Promise<string> {
     sandbox ??= await internals.createSandbox({ timeoutMs: sandboxConfig.timeoutMs, memoryMb: sandboxConfig.memoryMb, isolation: sandboxConfig.isolation, memory: args.memory });
     const host = { call: (method: string, a: unknown[]) => bridge(codeCtx, method, a) };
-    const result = await sandbox.run(code, host, { args: jsonSafe(served.args), middleware: servedIsMiddleware, signal: codeCtx.run.signal });
+    badFinish = undefined;
+    finishing = undefined;
+    let result = await sandbox.run(code, host, { args: jsonSafe(served.args), middleware: servedIsMiddleware, signal: codeCtx.run.signal });
+    // The seed's idiom is `ctx.manager.finish(value)` without await: the code may complete while
+    // its finish() is still being checked. Wait for it; a value that broke `returns` is then this
+    // call's error, not a silent success.
+    if (finishing) await finishing;
+    // (Set by the bridge while the code ran: read through a cast, TypeScript narrows closures' lets.)
+    const refused = badFinish as ValidationError | undefined;
+    if (result.ok && refused && !finished) result = { ok: false, error: { code: 'E_VALIDATION', message: refused.message }, logs: result.logs };
     const logs = result.logs.length ? `\nconsole:\n${result.logs.join('\n')}` : '';
     if (!result.ok) {
       const where = result.error.line !== undefined ? ` (line ${result.error.line})` : '';
       const err = new AgentAppsError(result.error.code, `${result.error.message}${where}${logs}`);
-      lastToolError = ENDS_ON.has(result.error.code) ? err : undefined;
+      // The errors a run can end on (SPEC §11): sandbox failures, refused calls, and a finish()
+      // value that broke `returns` (reported as that ValidationError).
+      lastToolError = ENDS_ON.has(result.error.code) ? err : result.error.code === 'E_VALIDATION' && refused ? refused : undefined;
       throw err;
     }
     lastToolError = undefined;
     if (finished) return `finished: ${preview(finished.value)}${logs}`;
     return `result: ${preview(result.value)}${logs}`;
+  }
+
+  /** `ctx.manager.finish(value)` from agent code: checked against `returns`, then the served skill's result. */
+  async function finish(codeCtx: Context, raw: unknown): Promise<null> {
+    const value = raw === undefined ? null : raw;
+    if (args.returns) {
+      const errors = await internals.check(args.returns, value);
+      if (errors.length) throw (badFinish = new ValidationError(`finish() value does not match the returns schema`, errors, 'returns'));
+    }
+    finished = { value };
+    codeCtx.manager.finish(value);
+    return null;
   }
 
   /** Every host call from sandbox code lands here: only JSON in, only JSON out. */
@@ -178,14 +205,12 @@ export default async function agent(ctx: Context, args: AgentArgs) {
         return jsonSafe(await codeCtx.manager.invoke(ref, clean));
       }
       case 'finish': {
-        const value = a[0] === undefined ? null : a[0];
-        if (args.returns) {
-          const errors = await internals.check(args.returns, value);
-          if (errors.length) throw new ValidationError(`finish() value does not match the returns schema`, errors, 'returns');
-        }
-        finished = { value };
-        codeCtx.manager.finish(value);
-        return null;
+        const done = finish(codeCtx, a[0]);
+        finishing = done.then(
+          () => undefined,
+          () => undefined,
+        );
+        return done;
       }
       case 'fail': {
         const e = a[0] as { message?: string; code?: string } | string | undefined;
@@ -301,7 +326,14 @@ export default async function agent(ctx: Context, args: AgentArgs) {
     // right after it, or the model never came back (a replay cassette that ended there). An
     // allowed-tools or untrusted-ref violation that the run ends on is reported the same way.
     const endedOn = lastToolError && (error.code === 'E_AGENT_LIMIT' ? lastToolError.code === 'E_SANDBOX' : error.final === true);
-    if (lastToolError && endedOn) error = new AgentAppsError(lastToolError.code, `${lastToolError.message.split('\n')[0]} — and then: ${error.message}`);
+    if (lastToolError && endedOn) {
+      const then = ` — and then: ${error.message}`;
+      if (lastToolError instanceof ValidationError) {
+        const returns = new ValidationError('finish() value does not match the returns schema', lastToolError.errors, 'returns');
+        returns.message += then;
+        error = returns;
+      } else error = new AgentAppsError(lastToolError.code, `${lastToolError.message.split('\n')[0]}${then}`);
+    }
     emit('agent-error', { skill: skillName, error: { message: error.message, code: error.code }, usage, steps });
     throw error;
   } finally {

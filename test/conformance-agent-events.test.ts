@@ -84,6 +84,29 @@ describe('SPEC §11: errors the run ends on, and cassettes that run out', () => 
     await assert.rejects(rt.invoke('recovered', {}), { code: 'E_MODEL', message: /has 2 turns; the agent asked for turn 3/ });
   });
 
+  test('a finish() value that breaks returns, when the run ends on it, is the ValidationError (phase returns)', async (t) => {
+    const returns = { type: 'object', properties: { count: { type: 'integer' } }, required: ['count'] };
+    const rt = await agentRuntime(t, {
+      wrong: { returns, turns: [{ invoke: "ctx.manager.finish({ count: 'three' })" }] },
+      // The reminder gets a second chance: a matching finish() ends the run.
+      fixed: { returns, turns: [{ invoke: "ctx.manager.finish({ count: 'three' })" }, { invoke: 'ctx.manager.finish({ count: 3 })' }] },
+    });
+    await assert.rejects(rt.invoke('wrong', {}), (err: any) => {
+      assert.equal(err.code, 'E_VALIDATION');
+      assert.equal(err.phase, 'returns');
+      assert.ok(Array.isArray(err.errors) && err.errors.length > 0);
+      assert.match(err.message, /count must be integer.*has 1 turn/s);
+      return true;
+    });
+    // finish() without await (the seed's idiom): the refused value is still that call's error.
+    const fixed = await invokeWithTrace(rt, 'fixed');
+    assert.deepEqual(fixed.value, { count: 3 });
+    const [refused, accepted] = fixed.trace.filter((e) => e.type === 'tool-result');
+    assert.match(refused!.error, /finish\(\) value does not match the returns schema: \/count must be integer/);
+    assert.equal(refused!.code, 'E_VALIDATION');
+    assert.equal(accepted!.result, 'finished: {"count":3}');
+  });
+
   test('a persistent agent whose cassette runs out ends with the cassette error instead of retrying forever', async (t) => {
     const rt = await agentRuntime(t, { waiting: { model: { persistent: true }, turns: [{ text: 'Waiting.' }, { text: 'Still waiting.' }] } });
     const started = performance.now();
