@@ -106,7 +106,8 @@ export default async function agent(ctx: Context, args: AgentArgs) {
   // The persistent agent scope (seed 004): events topic and the agent tree's ids. It is set on
   // this context too, so that the provider, the agent code and any agent it invokes (a nested
   // agent's ancestorContextId, its inherited events topic) descend from it.
-  const scope = { ...(served.nonlocals.agent ?? {}), events: topic, contextId: served.envelope.id, ancestorContextId: ctx.nonlocals.agent?.contextId };
+  // `skill` and `provider` let skill-list / skill-describe apply the same filter as discovery.
+  const scope = { ...(served.nonlocals.agent ?? {}), events: topic, contextId: served.envelope.id, ancestorContextId: ctx.nonlocals.agent?.contextId, skill: skillName, provider };
   served.nonlocals.agent = scope;
   ctx.nonlocals.agent = scope;
   const trace: (HookEvent & { timestamp: number })[] = [];

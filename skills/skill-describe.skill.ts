@@ -1,4 +1,4 @@
-import { internals, type Context } from 'agent-apps';
+import { AgentAppsError, internals, type Context } from 'agent-apps';
 
 export const frontmatter = {
   name: 'skill-describe',
@@ -11,5 +11,12 @@ export const frontmatter = {
 };
 
 export default async function skillDescribe(ctx: Context, args: { name: string }) {
-  return internals.kernel(ctx).describe(args.name, ctx.locals.config.paths, ctx.locals.config.cwd);
+  const kernel = internals.kernel(ctx);
+  // Called by agent code: only what the agent's discovery would show it (seed 004).
+  const callable = internals.agentFilter(ctx);
+  if (callable) {
+    const tool = await kernel.resolve(args.name, ctx.locals.config.paths, ctx.locals.config.cwd);
+    if (!callable(tool.name, tool.decl.visibility === 'hidden')) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${args.name}' is not available to this agent (allowed-tools, hidden, or the agent itself)`);
+  }
+  return kernel.describe(args.name, ctx.locals.config.paths, ctx.locals.config.cwd);
 }

@@ -17,6 +17,10 @@ export const frontmatter = {
 export default async function skillList(ctx: Context, args: { all: boolean; tag?: string; query?: string }) {
   const kernel = internals.kernel(ctx);
   let list = await kernel.list(ctx.locals.config.paths, { all: args.all });
+  // Called by agent code: the same filter as the agent's discovery (seed 004, resolveVisibleTools),
+  // so the agent is shown what it may call — not hidden tools, itself, or the agent and provider.
+  const callable = internals.agentFilter(ctx);
+  if (callable) list = list.filter((s) => callable(s.name, s.visibility === 'hidden'));
   if (args.query) {
     const q = args.query.toLowerCase();
     list = list.filter((s) => s.name.includes(q) || (s.description ?? '').toLowerCase().includes(q));

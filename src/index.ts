@@ -82,6 +82,21 @@ export const internals = {
   systemPrompt,
   userMessage,
   isCallable,
+  /**
+   * When `ctx` was invoked by agent code (its caller has `locals.internals.untrustedRef`), the
+   * discovery filter of that agent: `(name, hidden) => boolean`. Otherwise undefined.
+   */
+  agentFilter(ctx: Context): ((name: string, hidden: boolean) => boolean) | undefined {
+    const caller = ctx.envelope.parent;
+    if (caller?.locals.internals?.untrustedRef !== true) return undefined;
+    const scope = (ctx.nonlocals.agent ?? {}) as { skill?: unknown; provider?: unknown };
+    const opts = {
+      allowedTools: caller.run.tool.allowedTools,
+      self: typeof scope.skill === 'string' ? scope.skill : undefined,
+      provider: typeof scope.provider === 'string' ? scope.provider : undefined,
+    };
+    return (name, hidden) => isCallable(name, hidden, opts).ok;
+  },
   /** `--name value` tokens → args, coerced by a params schema (the CLI's rules; used by repl). */
   parseSkillArgs,
 };

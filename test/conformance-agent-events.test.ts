@@ -237,3 +237,29 @@ describe('SPEC §11: the cassette', () => {
     assert.equal(run.trace.filter((e) => e.type === 'turn-start').length, 2);
   });
 });
+
+describe('seed 004: one discovery filter for the agent and the toolchain', () => {
+  test('skill-list and skill-describe called by agent code show only what the agent may call', async (t) => {
+    const rt = await agentRuntime(t, {
+      explorer: {
+        turns: [
+          {
+            invoke:
+              "const all = (await ctx.manager.invoke('skill-list', { all: true })).map((s) => s.name);\n" +
+              "let self; try { await ctx.manager.invoke('skill-describe', { name: 'explorer' }); self = 'described'; } catch (e) { self = e.code; }\n" +
+              "const wc = await ctx.manager.invoke('skill-describe', { name: 'wordcount' });\n" +
+              'ctx.manager.finish({ all, self, wc: wc.tool.name });',
+          },
+        ],
+      },
+    });
+    const value = (await rt.invoke('explorer', {})) as { all: string[]; self: string; wc: string };
+    assert.ok(value.all.includes('wordcount'));
+    for (const hidden of ['explorer', 'agent', 'agent-strands', 'shell', 'file-write']) assert.ok(!value.all.includes(hidden), `${hidden} is not listed`);
+    assert.equal(value.self, 'E_ALLOWED_TOOLS');
+    assert.equal(value.wc, 'wordcount');
+    // The toolchain outside agent code is unchanged.
+    const listed = ((await rt.invoke('skill-list', { all: true })) as { name: string }[]).map((s) => s.name);
+    assert.ok(listed.includes('explorer') && listed.includes('shell'));
+  });
+});
