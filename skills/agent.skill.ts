@@ -106,8 +106,7 @@ export default async function agent(ctx: Context, args: AgentArgs) {
   // The persistent agent scope (seed 004): events topic and the agent tree's ids. It is set on
   // this context too, so that the provider, the agent code and any agent it invokes (a nested
   // agent's ancestorContextId, its inherited events topic) descend from it.
-  // `skill` and `provider` let skill-list / skill-describe apply the same filter as discovery.
-  const scope = { ...(served.nonlocals.agent ?? {}), events: topic, contextId: served.envelope.id, ancestorContextId: ctx.nonlocals.agent?.contextId, skill: skillName, provider };
+  const scope = { ...(served.nonlocals.agent ?? {}), events: topic, contextId: served.envelope.id, ancestorContextId: ctx.nonlocals.agent?.contextId };
   served.nonlocals.agent = scope;
   ctx.nonlocals.agent = scope;
   const trace: (HookEvent & { timestamp: number })[] = [];
@@ -250,7 +249,8 @@ export default async function agent(ctx: Context, args: AgentArgs) {
       throw new AgentAppsError('E_AGENT_LIMIT', `maxSteps (${maxSteps}) exhausted: no more invoke calls`);
     }
     steps++;
-    return cbCtx.manager.invoke(anon, { code: a.code }, { context: { locals: { internals: { untrustedRef: true } } } });
+    // `agent`: the discovery filter's options, for skill-list / skill-describe called by this code.
+    return cbCtx.manager.invoke(anon, { code: a.code }, { context: { locals: { internals: { untrustedRef: true, agent: visibleOpts } } } });
   });
 
   // ── the lifecycle hook: trace, events, directives ───────────────────────────────────────

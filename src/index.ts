@@ -87,14 +87,10 @@ export const internals = {
    * discovery filter of that agent: `(name, hidden) => boolean`. Otherwise undefined.
    */
   agentFilter(ctx: Context): ((name: string, hidden: boolean) => boolean) | undefined {
-    const caller = ctx.envelope.parent;
-    if (caller?.locals.internals?.untrustedRef !== true) return undefined;
-    const scope = (ctx.nonlocals.agent ?? {}) as { skill?: unknown; provider?: unknown };
-    const opts = {
-      allowedTools: caller.run.tool.allowedTools,
-      self: typeof scope.skill === 'string' ? scope.skill : undefined,
-      provider: typeof scope.provider === 'string' ? scope.provider : undefined,
-    };
+    const internals = ctx.envelope.parent?.locals.internals;
+    if (internals?.untrustedRef !== true) return undefined;
+    // The agent skill passes its discovery options along with the untrustedRef flag.
+    const opts = (internals.agent ?? {}) as { allowedTools?: string; self?: string; provider?: string };
     return (name, hidden) => isCallable(name, hidden, opts).ok;
   },
   /** `--name value` tokens → args, coerced by a params schema (the CLI's rules; used by repl). */
