@@ -21,8 +21,8 @@ export const frontmatter = {
   },
 };
 
-export default function eventAck(ctx: Context, args: { topic: string; queue: string; ids: string[]; nack: boolean; strict: boolean }) {
-  const result = internals.eventBus(ctx).ack({ topic: args.topic, queue: args.queue, ids: args.ids, nack: args.nack });
+export default async function eventAck(ctx: Context, args: { topic: string; queue: string; ids: string[]; nack: boolean; strict: boolean }) {
+  const result = (await internals.eventBusReady(ctx)).ack({ topic: args.topic, queue: args.queue, ids: args.ids, nack: args.nack });
   if (result.unknown.length && args.strict) {
     throw new AgentAppsError('E_UNKNOWN_EVENT', `event-ack: not pending on '${args.topic}' queue '${args.queue}': ${result.unknown.join(', ')}${result.acked.length + result.nacked.length ? ` (the other ${result.acked.length + result.nacked.length} were ${args.nack ? 'nacked' : 'acked'})` : ''}`);
   }

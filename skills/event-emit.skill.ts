@@ -20,9 +20,9 @@ export const frontmatter = {
   },
 };
 
-export default function eventEmit(ctx: Context, args: { topic: string; type: string; data?: unknown; source?: string }): Event {
+export default async function eventEmit(ctx: Context, args: { topic: string; type: string; data?: unknown; source?: string }): Promise<Event> {
   const caller = ctx.envelope.parent;
-  const { event, dispatched } = internals.eventBus(ctx).emit({
+  const { event, dispatched } = (await internals.eventBusReady(ctx)).emit({
     topic: args.topic,
     type: args.type,
     data: args.data,

@@ -10,6 +10,6 @@ export const frontmatter = {
   },
 };
 
-export default function eventUnsubscribe(ctx: Context, args: { topic: string; ref?: string }) {
-  return internals.eventBus(ctx).unsubscribe({ topic: args.topic, ref: args.ref });
+export default async function eventUnsubscribe(ctx: Context, args: { topic: string; ref?: string }) {
+  return (await internals.eventBusReady(ctx)).unsubscribe({ topic: args.topic, ref: args.ref });
 }

@@ -21,7 +21,7 @@ export const frontmatter = {
   },
 };
 
-export default function eventWait(ctx: Context, args: { topic: string; queue: string; timeout?: number; max?: number; ack: boolean }) {
+export default async function eventWait(ctx: Context, args: { topic: string; queue: string; timeout?: number; max?: number; ack: boolean }) {
   // Honour the caller's abort: the wait ends when the invoking context is aborted.
-  return internals.eventBus(ctx).wait({ topic: args.topic, queue: args.queue, timeout: args.timeout, max: args.max, ack: args.ack, signal: ctx.run.signal });
+  return (await internals.eventBusReady(ctx)).wait({ topic: args.topic, queue: args.queue, timeout: args.timeout, max: args.max, ack: args.ack, signal: ctx.run.signal });
 }

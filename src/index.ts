@@ -5,7 +5,7 @@ import type { Manager } from './kernel/manager.ts';
 import type { Kernel } from './kernel/orchestrator.ts';
 import type { Context } from './kernel/types.ts';
 import { check } from './kernel/schema.ts';
-import { eventBus } from './events/runtime.ts';
+import { eventBus, eventBusReady } from './events/runtime.ts';
 import type { Sandbox, SandboxOptions } from './sandbox/sandbox.ts';
 import { systemPrompt, userMessage } from './agent/prompt.ts';
 import { isCallable } from './agent/visible-tools.ts';
@@ -74,6 +74,8 @@ export const internals = {
   check,
   /** The runtime's event bus (SPEC §8), created on first use. */
   eventBus,
+  /** The bus with the routes of the projects' root mains registered (async, once). */
+  eventBusReady,
   /** A fresh isolated-vm sandbox for agent code (SPEC §11); isolated-vm loads on first use. */
   async createSandbox(opts: SandboxOptions): Promise<Sandbox> {
     const { Sandbox } = await import('./sandbox/sandbox.ts');

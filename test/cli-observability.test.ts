@@ -527,3 +527,24 @@ describe('SIGINT / SIGTERM: the shutdown topic', { concurrency: true }, () => {
     assertNoStack(r);
   });
 });
+
+test('a skill awaiting a promise that never settles keeps the CLI alive until SIGINT, then exits 130', { timeout: 15_000 }, async (t) => {
+  const { spawn } = await import('node:child_process');
+  const fs = await import('node:fs');
+  const os = await import('node:os');
+  const path = await import('node:path');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aa-hang-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  fs.mkdirSync(path.join(dir, 'skills'));
+  fs.writeFileSync(path.join(dir, 'skills', 'hang.skill.ts'), 'export default async () => { await new Promise(() => {}); };\n');
+  const bin = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'bin', 'agent-apps.js');
+  const child = spawn(process.execPath, [bin, 'run', 'hang'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(child.exitCode, null, `exited early (${child.exitCode}): ${stderr}`);
+  child.kill('SIGINT');
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  assert.equal(code, 130);
+  assert.doesNotMatch(stderr, /\n\s+at /);
+});

@@ -422,3 +422,19 @@ test('event: { bufferSize } sets how many events each topic keeps for replay (de
   assert.deepEqual((await wait(rt, { topic: 'history', queue: 'late', timeout: 0 })).map((e) => e.type), ['after-3', 'after-4']);
   assert.equal((await settle(rt.invoke('bad-buffers'))).error?.code, 'E_VALIDATION', 'the event middleware’s params refuse it');
 });
+
+test('routes in a project main.md are registered as soon as events are used, before any of its skills ran', async (t) => {
+  const { tempDir } = await import('./helpers.ts');
+  const fs = await import('node:fs');
+  const path = await import('node:path');
+  const { createRuntime } = await import('../src/index.ts');
+  const dir = tempDir(t);
+  fs.mkdirSync(path.join(dir, 'skills'));
+  fs.writeFileSync(path.join(dir, 'skills', 'main.md'), '---\nmetadata:\n  event:\n    routes:\n      - { topic: deploy, ref: on-deploy }\n---\n');
+  fs.writeFileSync(path.join(dir, 'skills', 'on-deploy.skill.ts'), "export default async (ctx: any, a: any) => { ctx.manager.log({ level: 'warn', text: `deployed ${a.data}` }); };\n");
+  const rt = await createRuntime({ cwd: dir });
+  t.after(() => rt.close());
+  await rt.invoke('event-emit', { topic: 'deploy', type: 'release', data: 'v1' });
+  await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(rt.root.manager.tail({ tag: 'user' }).map((e) => e.text), ['deployed v1']);
+});

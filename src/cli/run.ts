@@ -116,7 +116,16 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
     const fromJson = await readArgsJson(opts.argsJson, io.stdin);
     const args: JsonObject = { ...(fromJson ?? {}), ...parseSkillArgs(tokens, params) };
     root.manager.log({ type: 'run-start', tag: 'cli', level: 'info', text: `run ${skill}`, skill, args });
-    const result = await Promise.race([runtime.invoke(skill, args), stop.interrupted]);
+    // A skill awaiting something with no timer or socket behind it (an event-wait without a
+    // timeout, a promise that never settles) must not let Node exit mid-run (exit 13): hold a
+    // handle until the invocation settles, so SIGINT / SIGTERM can end it.
+    const keepAlive = setInterval(() => {}, 1 << 30);
+    let result: unknown;
+    try {
+      result = await Promise.race([runtime.invoke(skill, args), stop.interrupted]);
+    } finally {
+      clearInterval(keepAlive);
+    }
     root.manager.log({ type: 'run-end', tag: 'cli', level: 'info', text: `run ${skill}: ok`, skill });
     await extras.after?.(runtime);
     if (g.profile) io.stderr.write(profileTable(root.globals.internals.profile as Profile | undefined, paint));

@@ -3,6 +3,7 @@
 // errors are logged (never thrown into event-emit).
 import { EventBus, getEventState } from './bus.ts';
 import type { Context, Event, EventHandler } from '../kernel/types.ts';
+import type { Kernel } from '../kernel/orchestrator.ts';
 
 export function eventBus(ctx: Context): EventBus {
   const internals = ctx.globals.internals;
@@ -29,6 +30,44 @@ export function eventBus(ctx: Context): EventBus {
   });
   internals.eventBus = bus;
   return bus;
+}
+
+/**
+ * The bus once the routes that projects declare centrally are in place: an `event: { routes }`
+ * in the root `main` of a search root (seed 003, "centralized routing config") subscribes its
+ * skills as soon as events are used — not only after some skill of that project has run.
+ */
+export function eventBusReady(ctx: Context): Promise<EventBus> {
+  const internals = ctx.globals.internals;
+  const bus = eventBus(ctx);
+  let ready = internals.eventRoutes as Promise<EventBus> | undefined;
+  if (!ready) {
+    ready = registerMainRoutes(ctx, bus).then(() => bus);
+    internals.eventRoutes = ready;
+  }
+  return ready;
+}
+
+async function registerMainRoutes(ctx: Context, bus: EventBus): Promise<void> {
+  const kernel = ctx.globals.internals.kernel as Kernel;
+  const root = ctx.globals.internals.root as Context;
+  const { paths, cwd } = kernel.base;
+  for (const dir of paths) {
+    if (dir === kernel.registry.library) continue;
+    const main = kernel.registry.root(dir).mains.get(dir);
+    if (!main) continue;
+    try {
+      const tool = await kernel.registry.load(main);
+      const event = tool.metadata.event as { routes?: { topic?: unknown; ref?: unknown; args?: unknown }[] } | undefined;
+      for (const r of Array.isArray(event?.routes) ? event.routes : []) {
+        if (typeof r?.topic !== 'string' || typeof r.ref !== 'string') continue;
+        await kernel.resolve(r.ref, paths, cwd);
+        bus.subscribe({ topic: r.topic, ref: r.ref, args: r.args });
+      }
+    } catch (err) {
+      root.manager.log({ type: 'route-error', tag: 'events', level: 'error', code: (err as { code?: string })?.code ?? 'E_CONFIG', text: `event routes of ${main.file}: ${(err as Error)?.message ?? err}` });
+    }
+  }
 }
 
 /** Settles when every handler dispatched so far has settled, or after `ms` (the shutdown grace). */
