@@ -147,7 +147,8 @@ export class Manager implements ContextManager {
       ctx.locals.result = value;
       this.finished = true;
     } else if (!frame.calledNext && !this.finished && !this.isAborted() && this.pos < this.chain.length) {
-      this.log({ type: 'error', tag: 'pipeline', level: 'warn', code: 'E_PIPELINE_SHORT_CIRCUITED', text: `'${entry.name}' returned without calling next(), finish() or abort(); ${this.chain.length - this.pos} entr${this.chain.length - this.pos === 1 ? 'y' : 'ies'} did not run`, entry: entry.name });
+      // Type and code are both the seed's name for it, so it can be found either way.
+      this.log({ type: 'E_PIPELINE_SHORT_CIRCUITED', tag: 'pipeline', level: 'warn', code: 'E_PIPELINE_SHORT_CIRCUITED', text: `'${entry.name}' returned without calling next(), finish() or abort(); ${this.chain.length - this.pos} entr${this.chain.length - this.pos === 1 ? 'y' : 'ies'} did not run`, entry: entry.name });
       this.finished = true;
     }
     return ctx.locals.result;
