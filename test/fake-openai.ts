@@ -1,6 +1,6 @@
-// A fake OpenAI-compatible chat-completions server on 127.0.0.1 (port 0) for the openai provider
-// tests: it answers request n with replies[n] — streamed SSE chunks or a JSON error — records what
-// it was sent, and closes itself after 15 s at most. Nothing here mocks our code or Strands.
+// Fake model servers on 127.0.0.1 (port 0) for the provider tests: each records what it was sent
+// and answers request n with replies[n] — streamed SSE chunks or a JSON error — and closes itself
+// after 15 s at most. Nothing here mocks our code or Strands.
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -12,7 +12,11 @@ export interface FakeServer {
   close(): Promise<void>;
 }
 
-export async function fakeOpenAI(replies: Reply[]): Promise<FakeServer> {
+/**
+ * A server on 127.0.0.1 (port 0) that records every request and lets `answer` reply to the
+ * n-th one; it closes itself after 15 s at most. The OpenAI and Anthropic fakes are built on it.
+ */
+export async function recordingServer(answer: (n: number, res: ServerResponse) => void): Promise<FakeServer> {
   const requests: FakeServer['requests'] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let raw = '';
@@ -20,16 +24,7 @@ export async function fakeOpenAI(replies: Reply[]): Promise<FakeServer> {
     req.on('data', (c: string) => (raw += c));
     req.on('end', () => {
       requests.push({ url: req.url ?? '', headers: req.headers, body: raw ? JSON.parse(raw) : undefined });
-      const reply = replies[requests.length - 1];
-      if (!reply) {
-        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'no more replies' } }));
-      } else if ('sse' in reply) {
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-        for (const c of reply.sse) res.write(`data: ${typeof c === 'string' ? c : JSON.stringify(c)}\n\n`);
-        res.end();
-      } else {
-        res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.json));
-      }
+      answer(requests.length - 1, res);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -42,6 +37,21 @@ export async function fakeOpenAI(replies: Reply[]): Promise<FakeServer> {
     return new Promise((resolve) => server.close(() => resolve()));
   }
   return { baseURL: `http://127.0.0.1:${port}/v1`, requests, close };
+}
+
+export function fakeOpenAI(replies: Reply[]): Promise<FakeServer> {
+  return recordingServer((n, res) => {
+    const reply = replies[n];
+    if (!reply) {
+      res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'no more replies' } }));
+    } else if ('sse' in reply) {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      for (const c of reply.sse) res.write(`data: ${typeof c === 'string' ? c : JSON.stringify(c)}\n\n`);
+      res.end();
+    } else {
+      res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.json));
+    }
+  });
 }
 
 export const chunk = (delta: unknown, finish: string | null = null) => ({

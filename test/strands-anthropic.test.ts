@@ -2,40 +2,25 @@
 // @anthropic-ai/sdk client, its SSE parsing and the real Strands loop — no network.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { recordingServer } from './fake-openai.ts';
 import { createModel } from '../skills/extensions/agent/strands/models.ts';
 import { runAgentLoop } from '../skills/extensions/agent/strands/loop.ts';
 
 type Sse = [event: string, data: object][];
 
+/** A fake Anthropic Messages API: the SDK posts to `${baseURL}/v1/messages`. */
 async function fakeAnthropic(replies: Sse[]) {
-  const requests: { url: string; headers: IncomingMessage['headers']; body: any }[] = [];
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let raw = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (raw += c));
-    req.on('end', () => {
-      requests.push({ url: req.url ?? '', headers: req.headers, body: raw ? JSON.parse(raw) : undefined });
-      const reply = replies[requests.length - 1];
-      if (!reply) {
-        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'no more replies' } }));
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      for (const [event, data] of reply) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-      res.end();
-    });
+  const srv = await recordingServer((n, res) => {
+    const reply = replies[n];
+    if (!reply) {
+      res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'no more replies' } }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    for (const [event, data] of reply) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    res.end();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const guard = setTimeout(() => void close(), 15_000);
-  guard.unref();
-  function close(): Promise<void> {
-    clearTimeout(guard);
-    server.closeAllConnections();
-    return new Promise((resolve) => server.close(() => resolve()));
-  }
-  return { baseURL: `http://127.0.0.1:${(server.address() as { port: number }).port}`, requests, close };
+  return { ...srv, baseURL: srv.baseURL.replace(/\/v1$/, '') };
 }
 
 const start = (): [string, object] => ['message_start', { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-test', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 50, output_tokens: 1 } } }];
