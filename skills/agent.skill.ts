@@ -7,11 +7,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   AgentAppsError,
+  type AgentPolicy,
+  type ExecutionHandle,
   ConfigurationError,
   ValidationError,
   createCallbackRef,
   internals,
-  isPathRef,
   resolveVisibleTools,
   type Context,
   type JsonObject,
@@ -77,7 +78,9 @@ export default async function agent(ctx: Context, args: AgentArgs) {
   const parent = ctx.envelope.parent;
   // The skill being served: agent-execute's target, or this invocation when called directly.
   const served = parent && parent.envelope.hasOtherTarget ? parent.envelope.target : ctx;
-  const config: JsonObject = { ...(args.config ?? {}) };
+  // Started by agent code (`invoke('agent', …)`): its config is untrusted, its caller's limits are ceilings (SPEC §15).
+  const caller = internals.agentPolicy(ctx);
+  const config: JsonObject = caller ? internals.subAgentConfig(caller.model, args.config) : { ...(args.config ?? {}) };
   // Relative `cassette` / `record` paths: the `model` middleware resolves them against the skill's
   // folder; for an agent invoked directly, against its served skill's folder, else the cwd.
   if (typeof config.baseDir !== 'string') {
@@ -89,9 +92,9 @@ export default async function agent(ctx: Context, args: AgentArgs) {
   if (persistent && args.returns) throw new ConfigurationError(`'${served.run.tool.name}': model.persistent cannot be combined with returns (a persistent agent never finishes)`);
   const maxTurns = persistent ? Infinity : positive(config.maxTurns, 30, 'maxTurns');
   const maxSteps = positive(config.maxSteps, 30, 'maxSteps');
-  const sandboxConfig = (config.sandbox ?? {}) as { timeoutMs?: number; memoryMb?: number; isolation?: 'process' | 'inline' };
+  const sandboxConfig = (config.sandbox ?? {}) as { timeoutMs?: number; memoryMb?: number; hostMb?: number; isolation?: 'process' | 'inline' };
   // Checked now: the sandbox starts lazily, and a bad limit must not reach the model as a tool error.
-  for (const [key, min] of [['timeoutMs', 1], ['memoryMb', 8]] as const) {
+  for (const [key, min] of [['timeoutMs', 1], ['memoryMb', 8], ['hostMb', 1]] as const) {
     const v: unknown = sandboxConfig[key];
     if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < min)) throw new ConfigurationError(`model.sandbox.${key} must be a number ≥ ${min} (got ${JSON.stringify(v)})`);
   }
@@ -118,8 +121,21 @@ export default async function agent(ctx: Context, args: AgentArgs) {
 
   const paths = served.locals.config.paths;
   const cwd = served.locals.config.cwd;
-  const visibleOpts = { allowedTools: args.allowedTools, self: skillName, provider };
-  const visible = await resolveVisibleTools(kernel, paths, cwd, visibleOpts);
+  // What this agent's code may do (src/agent/bridge.ts). A sub-agent's effective model config is
+  // this one without `record` (the caller's recording is the caller's) and not persistent.
+  const { record: _record, persistent: _persistent, ...effective } = config;
+  const origin = served.run.origin.uri;
+  const skillDir = origin?.startsWith('file://') && origin.endsWith('/SKILL.md') ? path.dirname(fileURLToPath(origin)) : undefined;
+  const policy: AgentPolicy = {
+    allowedTools: args.allowedTools,
+    self: skillName,
+    provider,
+    roots: [served.locals.config.workspace, ...(skillDir ? [skillDir] : [])].map(internals.realPath),
+    model: { ...effective, maxTurns, maxSteps, sandbox: { ...sandboxConfig, timeoutMs: sandboxConfig.timeoutMs ?? 30_000, memoryMb: sandboxConfig.memoryMb ?? 128, hostMb: sandboxConfig.hostMb ?? internals.DEFAULT_HOST_MB } },
+    // Sub-agents share their caller's budget: together they pin no more than it may.
+    budget: caller?.budget ?? { used: 0, limit: (sandboxConfig.hostMb ?? internals.DEFAULT_HOST_MB) * 2 ** 20 },
+  };
+  const visible = await resolveVisibleTools(kernel, paths, cwd, policy);
   const servedIsMiddleware = served.envelope.hasOtherTarget;
   const system = internals.systemPrompt(args.prompt, visible, { returns: args.returns, middlewareMode: servedIsMiddleware, maxSteps });
   const message = args.userMessage ?? internals.userMessage(served.args, served.run.tool.params);
@@ -151,12 +167,55 @@ export default async function agent(ctx: Context, args: AgentArgs) {
     fn: (codeCtx: Context, a: { code: string }) => runCode(codeCtx, a.code),
   };
 
+  const bridge = internals.createBridge({
+    kernel,
+    served,
+    policy,
+    skillName,
+    display,
+    middleware: servedIsMiddleware,
+    finish: (exec, value) => {
+      const done = finish(exec.ctx, value);
+      finishing = done.then(
+        () => undefined,
+        () => undefined,
+      );
+      return done;
+    },
+    abort: (reason) => {
+      // Refusal: the served skill is aborted and the agent stops.
+      served.manager.abort(reason);
+      stop.abort(reason);
+    },
+  });
+
   async function runCode(codeCtx: Context, code: string): Promise<string> {
     sandbox ??= await internals.createSandbox({ timeoutMs: sandboxConfig.timeoutMs, memoryMb: sandboxConfig.memoryMb, isolation: sandboxConfig.isolation, memory: args.memory });
-    const host = { call: (method: string, a: unknown[]) => bridge(codeCtx, method, a) };
+    // One signal per execution: when it ends — completed, failed, timed out, killed — every host
+    // call it started is aborted with it (SPEC §15), and a kill by the bridge ends it early.
+    const ended = new AbortController();
+    const onCodeAbort = () => ended.abort(codeCtx.run.signal.reason);
+    codeCtx.run.signal.addEventListener('abort', onCodeAbort, { once: true });
+    let killed: string | undefined;
+    const exec: ExecutionHandle = {
+      ctx: codeCtx,
+      signal: ended.signal,
+      kill(message) {
+        killed ??= message;
+        ended.abort(message);
+      },
+    };
+    const host = { call: (method: string, a: unknown[], size: number) => bridge(exec, method, a, size) };
     badFinish = undefined;
     finishing = undefined;
-    let result = await sandbox.run(code, host, { args: jsonSafe(served.args), middleware: servedIsMiddleware, signal: codeCtx.run.signal });
+    let result;
+    try {
+      result = await sandbox.run(code, host, { args: internals.jsonSafe(served.args), middleware: servedIsMiddleware, signal: ended.signal });
+    } finally {
+      codeCtx.run.signal.removeEventListener('abort', onCodeAbort);
+      ended.abort('the agent code\'s execution ended');
+    }
+    if (killed !== undefined) result = { ok: false as const, error: { code: 'E_SANDBOX', message: killed }, logs: result.logs };
     // The seed's idiom is `ctx.manager.finish(value)` without await: the code may complete while
     // its finish() is still being checked. Wait for it; a value that broke `returns` is then this
     // call's error, not a silent success.
@@ -190,58 +249,6 @@ export default async function agent(ctx: Context, args: AgentArgs) {
     return null;
   }
 
-  /** Every host call from sandbox code lands here: only JSON in, only JSON out. */
-  async function bridge(codeCtx: Context, method: string, a: unknown[]): Promise<unknown> {
-    switch (method) {
-      case 'invoke': {
-        const [ref, callArgs] = a as [unknown, unknown];
-        if (typeof ref !== 'string' || isPathRef(ref)) {
-          throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may only invoke tools by name; ${JSON.stringify(ref)?.slice(0, 80)} is a path, URI or definition`);
-        }
-        const tool = await kernel.resolve(ref, paths, cwd);
-        const check = internals.isCallable(tool.name, tool.decl.visibility === 'hidden', visibleOpts, callArgs);
-        if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${skillName}' may not invoke '${ref}': ${check.why}`);
-        const clean = await sanitizeArgs(callArgs, visibleOpts, async (name) => (await kernel.resolve(name, paths, cwd)).decl.visibility === 'hidden');
-        return jsonSafe(await codeCtx.manager.invoke(ref, clean));
-      }
-      case 'finish': {
-        const done = finish(codeCtx, a[0]);
-        finishing = done.then(
-          () => undefined,
-          () => undefined,
-        );
-        return done;
-      }
-      case 'fail': {
-        const e = a[0] as { message?: string; code?: string } | string | undefined;
-        const msg = typeof e === 'string' ? e : (e?.message ?? 'failed');
-        throw new AgentAppsError(typeof e === 'object' && e?.code ? e.code : 'E_SKILL', msg);
-      }
-      case 'abort':
-        // Refusal: the served skill is aborted and the agent stops.
-        served.manager.abort(a[0] ?? `agent of '${skillName}' aborted`);
-        stop.abort(a[0]);
-        return null;
-      case 'next': {
-        if (!servedIsMiddleware) throw new AgentAppsError('E_NOT_MIDDLEWARE', `'${skillName}' is not serving another pipeline: there is no target.manager.next()`);
-        return jsonSafe(await served.envelope.target.manager.next());
-      }
-      case 'get':
-        return jsonSafe(served.manager.get(checkPath(a[0], 'get')));
-      case 'set':
-        served.manager.set(checkPath(a[0], 'set'), a[1]);
-        return null;
-      case 'log': {
-        const e = a[0];
-        const input = typeof e === 'string' ? { text: e } : e && typeof e === 'object' ? (e as JsonObject) : { text: String(e) };
-        served.manager.log({ level: 'info', ...input, tag: 'agent', tool: display });
-        return null;
-      }
-      default:
-        throw new AgentAppsError('E_SANDBOX', `unknown host call '${method}'`);
-    }
-  }
-
   const invokeCb = createCallbackRef(ctx, 'agent-invoke', async (cbCtx: Context, a: { code?: unknown }) => {
     if (typeof a?.code !== 'string') throw new AgentAppsError('E_VALIDATION', 'invoke needs { code: string }');
     if (steps >= maxSteps) {
@@ -250,7 +257,7 @@ export default async function agent(ctx: Context, args: AgentArgs) {
     }
     steps++;
     // `agent`: the discovery filter's options, for skill-list / skill-describe called by this code.
-    return cbCtx.manager.invoke(anon, { code: a.code }, { context: { locals: { internals: { untrustedRef: true, agent: visibleOpts } } } });
+    return cbCtx.manager.invoke(anon, { code: a.code }, { context: { locals: { internals: { untrustedRef: true, agent: policy } } } });
   });
 
   // ── the lifecycle hook: trace, events, directives ───────────────────────────────────────
@@ -354,68 +361,6 @@ function positive(value: unknown, fallback: number, key: string): number {
   if (value === Infinity || value === '.inf') return Infinity;
   if (typeof value !== 'number' || !(value > 0)) throw new ConfigurationError(`model.${key} must be a positive number, got ${JSON.stringify(value)}`);
   return value;
-}
-
-/**
- * Agent code may pass `$context: { middleware }` (seed 000), but only middleware it could invoke
- * itself — hidden ones (delegate, validate-*) only when allowed-tools names them, arg constraints
- * checked against the middleware's args (`delegate(ref=my-*)`) — and never `fn` or `remove`
- * (which would drop a validation from the chain of the tool it calls).
- */
-const SPEC_KEYS = ['args', 'before', 'after', 'remove', 'fn'];
-
-async function sanitizeArgs(value: unknown, opts: { allowedTools?: string; self?: string; provider?: string }, isHidden: (name: string) => Promise<boolean>): Promise<unknown> {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return value ?? {};
-  const out: JsonObject = {};
-  for (const [k, v] of Object.entries(value)) {
-    if (!k.startsWith('$')) {
-      out[k] = v;
-      continue;
-    }
-    if (k !== '$context') throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may not pass '${k}' to invoke`);
-    const c = (v ?? {}) as JsonObject;
-    const mw = { ...((c.middleware as JsonObject) ?? {}), ...(((c.locals as JsonObject | undefined)?.middleware as JsonObject) ?? {}) };
-    for (const key of Object.keys(c)) {
-      if (key !== 'middleware' && key !== 'locals') throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may only pass $context.middleware, not $context.${key}`);
-    }
-    for (const [name, spec] of Object.entries(mw)) {
-      // The kernel reads `{ args, before, after, remove, fn }` (those keys only) as an entry spec, anything else as args.
-      const keys = spec && typeof spec === 'object' && !Array.isArray(spec) ? Object.keys(spec) : [];
-      const isSpec = keys.length > 0 && keys.every((key) => SPEC_KEYS.includes(key));
-      if (isSpec && (keys.includes('fn') || keys.includes('remove'))) throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}' with fn or remove`);
-      const mwArgs = isSpec ? (spec as JsonObject).args : spec;
-      let hidden: boolean;
-      try {
-        hidden = await isHidden(name);
-      } catch {
-        throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}': no such skill`);
-      }
-      const check = internals.isCallable(name, hidden, opts, mwArgs);
-      if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}': ${check.why}`);
-    }
-    out.$context = { middleware: mw };
-  }
-  return out;
-}
-
-/** Paths agent code may read or write on its skill's context: never internals, config or middleware. */
-function checkPath(path: unknown, op: string): string {
-  if (typeof path !== 'string' || !path) throw new AgentAppsError('E_VALIDATION', `${op} needs a dotted path`);
-  const blocked = /^(globals|manager|envelope\.(parent|target)|locals\.(internals|config|middleware)|nonlocals\.middleware|run\.signal)(\.|$)/;
-  if (blocked.test(path) || path.split('.').some((p) => p === '__proto__' || p === 'constructor' || p === 'prototype')) {
-    throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may not ${op} '${path}'`);
-  }
-  if (op === 'set' && /^(args|envelope|run)(\.|$)/.test(path)) throw new AgentAppsError('E_IMMUTABLE', `'${path}' is immutable`);
-  return path;
-}
-
-function jsonSafe(value: unknown): unknown {
-  if (value === undefined) return null;
-  try {
-    return JSON.parse(JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? String(v) : v)) ?? 'null');
-  } catch {
-    return String(value);
-  }
 }
 
 function preview(value: unknown): string {

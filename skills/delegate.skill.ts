@@ -7,7 +7,7 @@ export const frontmatter = {
     role: 'middleware',
     visibility: 'hidden',
     tags: ['meta-internal'],
-    params: { anyOf: [{ type: 'string' }, { type: 'object', properties: { ref: { type: 'string' }, args: {} }, required: ['ref'] }] },
+    params: { anyOf: [{ type: 'string', 'x-ref': true }, { type: 'object', properties: { ref: { type: 'string', 'x-ref': true }, args: {} }, required: ['ref'] }] },
     returns: {},
   },
 };

@@ -9,7 +9,7 @@ export const frontmatter = {
       type: 'object',
       properties: {
         topic: { type: 'string', minLength: 1 },
-        ref: { type: 'string' },
+        ref: { type: 'string', 'x-ref': true },
         args: { type: 'object' },
         queue: { type: 'string', default: 'default' },
         replay: { anyOf: [{ type: 'boolean' }, { type: 'integer', minimum: 0 }] },

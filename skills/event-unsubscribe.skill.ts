@@ -5,7 +5,7 @@ export const frontmatter = {
   description: 'Removes handlers from a topic: the one for `ref`, or all of them. Queues stay.',
   metadata: {
     tags: ['events'],
-    params: { type: 'object', properties: { topic: { type: 'string', minLength: 1 }, ref: { type: 'string' } }, required: ['topic'], additionalProperties: false },
+    params: { type: 'object', properties: { topic: { type: 'string', minLength: 1 }, ref: { type: 'string', 'x-ref': true } }, required: ['topic'], additionalProperties: false },
     returns: { type: 'object', properties: { removed: { type: 'integer' } } },
   },
 };

@@ -10,7 +10,7 @@ export const frontmatter = {
     params: {
       type: 'object',
       properties: {
-        routes: { type: 'array', items: { type: 'object', properties: { topic: { type: 'string' }, ref: { type: 'string' }, args: { type: 'object' } }, required: ['topic', 'ref'] } },
+        routes: { type: 'array', items: { type: 'object', properties: { topic: { type: 'string' }, ref: { type: 'string', 'x-ref': true }, args: { type: 'object' } }, required: ['topic', 'ref'] } },
         route: { anyOf: [{ type: 'string' }, { type: 'object', properties: { topic: { type: 'string' }, args: { type: 'object' } }, required: ['topic'] }] },
         bufferSize: { type: 'integer', minimum: 0 },
       },

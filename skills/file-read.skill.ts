@@ -10,7 +10,7 @@ export const frontmatter = {
     params: {
       type: 'object',
       properties: {
-        path: { type: 'string', description: 'File to read, relative to the working directory.' },
+        path: { type: 'string', 'x-path': true, description: 'File to read, relative to the working directory.' },
         maxBytes: { type: 'integer', minimum: 1, default: 1048576, description: 'Refuse files larger than this.' },
       },
       required: ['path'],

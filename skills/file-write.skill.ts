@@ -11,7 +11,7 @@ export const frontmatter = {
     params: {
       type: 'object',
       properties: {
-        path: { type: 'string' },
+        path: { type: 'string', 'x-path': true },
         content: { type: 'string' },
         append: { type: 'boolean', default: false },
       },

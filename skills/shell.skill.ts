@@ -11,8 +11,8 @@ export const frontmatter = {
     params: {
       type: 'object',
       properties: {
-        command: { type: 'string' },
-        cwd: { type: 'string', description: 'Relative to the working directory.' },
+        command: { type: 'string', 'x-command': true },
+        cwd: { type: 'string', 'x-path': true, description: 'Relative to the working directory.' },
         timeoutMs: { type: 'integer', minimum: 1, default: 60000 },
         input: { type: 'string', description: 'Written to the command’s stdin.' },
       },

@@ -9,6 +9,8 @@ import { eventBus, eventBusReady } from './events/runtime.ts';
 import type { Sandbox, SandboxOptions } from './sandbox/sandbox.ts';
 import { systemPrompt, userMessage } from './agent/prompt.ts';
 import { isCallable } from './agent/visible-tools.ts';
+import { createBridge, jsonSafe, subAgentConfig, DEFAULT_HOST_MB, type AgentPolicy } from './agent/bridge.ts';
+import { realPath } from './kernel/allowed-tools.ts';
 import { parseSkillArgs } from './cli/skill-args.ts';
 
 setEntryUrl(import.meta.url);
@@ -22,6 +24,7 @@ export { findTool } from './loader/find-tool.ts';
 export { parseAllowedTools, type AllowedTools } from './kernel/allowed-tools.ts';
 export { createCallbackRef, type CallbackRef } from './agent/callback-ref.ts';
 export { resolveVisibleTools, type VisibleTools, type ToolDoc } from './agent/visible-tools.ts';
+export type { AgentPolicy, ExecutionHandle, HostBudget } from './agent/bridge.ts';
 export type {
   Context,
   ContextManager,
@@ -86,15 +89,28 @@ export const internals = {
   isCallable,
   /**
    * When `ctx` was invoked by agent code (its caller has `locals.internals.untrustedRef`), the
-   * discovery filter of that agent: `(name, hidden) => boolean`. Otherwise undefined.
+   * policy of that agent (src/agent/bridge.ts). Otherwise undefined.
    */
-  agentFilter(ctx: Context): ((name: string, hidden: boolean) => boolean) | undefined {
+  agentPolicy(ctx: Context): AgentPolicy | undefined {
     const internals = ctx.envelope.parent?.locals.internals;
     if (internals?.untrustedRef !== true) return undefined;
-    // The agent skill passes its discovery options along with the untrustedRef flag.
-    const opts = (internals.agent ?? {}) as { allowedTools?: string; self?: string; provider?: string };
-    return (name, hidden) => isCallable(name, hidden, opts).ok;
+    return internals.agent as AgentPolicy;
   },
+  /**
+   * When `ctx` was invoked by agent code, the discovery filter of that agent: `(name, hidden) =>
+   * boolean` (its own allowed-tools and every calling agent's). Otherwise undefined.
+   */
+  agentFilter(ctx: Context): ((name: string, hidden: boolean) => boolean) | undefined {
+    const policy = internals.agentPolicy(ctx);
+    if (!policy) return undefined;
+    return (name, hidden) => isCallable(name, hidden, policy).ok;
+  },
+  /** The host-call policy for agent code (src/agent/bridge.ts). */
+  createBridge,
+  subAgentConfig,
+  jsonSafe,
+  realPath,
+  DEFAULT_HOST_MB,
   /** `--name value` tokens → args, coerced by a params schema (the CLI's rules; used by repl). */
   parseSkillArgs,
 };

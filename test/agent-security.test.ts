@@ -11,16 +11,16 @@ import { agentRuntime, invokeWithTrace, type AgentSkillSpec } from './agent-help
 import { tempDir } from './helpers.ts';
 
 /** Agent code that runs each attempt, catching its error: the result maps name → 'ok:<json>' or '<code>: <message>'. */
-function attempts(list: Record<string, string>): string {
+function attempts(list: Record<string, string>, prelude = ''): string {
   const lines = Object.entries(list).map(
     ([name, code]) =>
       `try { out[${JSON.stringify(name)}] = 'ok:' + JSON.stringify(await (async () => { ${code} })()); } catch (e) { out[${JSON.stringify(name)}] = (e.code ?? 'no code') + ': ' + e.message; }`,
   );
-  return ['const out = {};', ...lines, 'ctx.manager.finish(out);'].join('\n');
+  return [prelude, 'const out = {};', ...lines, 'ctx.manager.finish(out);'].join('\n');
 }
 
-async function tryAll(t: Parameters<typeof agentRuntime>[0], list: Record<string, string>, spec: Omit<AgentSkillSpec, 'turns'> = {}, name = 'attacker') {
-  const rt = await agentRuntime(t, { [name]: { ...spec, turns: [{ invoke: attempts(list) }] } });
+async function tryAll(t: Parameters<typeof agentRuntime>[0], list: Record<string, string>, spec: Omit<AgentSkillSpec, 'turns'> = {}, name = 'attacker', prelude = '') {
+  const rt = await agentRuntime(t, { [name]: { ...spec, turns: [{ invoke: attempts(list, prelude) }] } });
   const run = await invokeWithTrace(rt, name);
   if (run.error) throw run.error;
   return { out: run.value as Record<string, string>, rt };
@@ -92,19 +92,19 @@ describe('Sandbox Ref Restriction (untrustedRef)', () => {
     assert.equal(code(out.contextSignal!), 'E_UNTRUSTED_REF');
   });
 
-  test('refs inside args (event-subscribe) are governed by allowed-tools arg constraints', async (t) => {
-    const { out } = await tryAll(
-      t,
-      {
-        allowedRef: "return (await ctx.manager.invoke('event-subscribe', { topic: 't', ref: 'echo' })) !== null",
-        otherRef: "return ctx.manager.invoke('event-subscribe', { topic: 't', ref: 'shell' })",
-        noRef: "return ctx.manager.invoke('event-subscribe', { topic: 't' })",
-      },
-      { 'allowed-tools': 'event-subscribe(ref=echo)' },
-    );
+  test('refs inside args (event-subscribe) are governed by allowed-tools arg constraints, and name only tools the agent may invoke itself', async (t) => {
+    const list = {
+      allowedRef: "return (await ctx.manager.invoke('event-subscribe', { topic: 't', ref: 'echo' })) !== null",
+      otherRef: "return ctx.manager.invoke('event-subscribe', { topic: 't', ref: 'shell' })",
+      noRef: "return ctx.manager.invoke('event-subscribe', { topic: 't' })",
+    };
+    const { out } = await tryAll(t, list, { 'allowed-tools': 'event-subscribe(ref=echo) echo' });
     assert.equal(out.allowedRef, 'ok:true');
     assert.equal(code(out.otherRef!), 'E_ALLOWED_TOOLS');
     assert.equal(code(out.noRef!), 'E_ALLOWED_TOOLS');
+    // SPEC §15: the handler must be a tool the agent could invoke itself — echo is not in this spec.
+    const { out: narrow } = await tryAll(t, list, { 'allowed-tools': 'event-subscribe(ref=echo)' }, 'narrow');
+    assert.match(narrow.allowedRef!, /^E_ALLOWED_TOOLS: 'narrow' may not name 'echo' as event-subscribe's ref/);
   });
 });
 
@@ -132,23 +132,26 @@ describe('allowed-tools (E_ALLOWED_TOOLS)', () => {
   });
 
   test('the sub-agent arg constraint of the seed: agent(allowedTools=wordcount) lets agent code start a sub-agent only with that access', async (t) => {
-    const dir = tempDir(t);
-    const cassette = path.join(dir, 'sub.cassette.yaml');
-    fs.writeFileSync(cassette, "turns:\n  - invoke: \"ctx.manager.finish(await ctx.manager.invoke('wordcount', { text: 'one two' }))\"\n");
-    const config = JSON.stringify({ provider: 'replay', cassette });
+    // The sub-agent runs on its caller's model config (SPEC §15), so it replays the caller's
+    // cassette: its code (the same turn) recognises it by its prompt and counts.
+    const sub = "if (ctx.args.prompt === 'Count.') { ctx.manager.finish(await ctx.manager.invoke('wordcount', { text: 'one two' })); return; }";
     const { out } = await tryAll(
       t,
       {
-        narrow: `return ctx.manager.invoke('agent', { prompt: 'Count.', allowedTools: 'wordcount', config: ${config} })`,
-        broad: `return ctx.manager.invoke('agent', { prompt: 'Count.', allowedTools: 'shell wordcount', config: ${config} })`,
-        unset: `return ctx.manager.invoke('agent', { prompt: 'Count.', config: ${config} })`,
+        narrow: "return ctx.manager.invoke('agent', { prompt: 'Count.', allowedTools: 'wordcount' })",
+        broad: "return ctx.manager.invoke('agent', { prompt: 'Count.', allowedTools: 'shell wordcount' })",
+        unset: "return ctx.manager.invoke('agent', { prompt: 'Count.' })",
+        config: "return ctx.manager.invoke('agent', { prompt: 'Count.', allowedTools: 'wordcount', config: { provider: 'replay', cassette: 'x.yaml' } })",
         provider: "return ctx.manager.invoke('agent-strands', { prompt: 'x', invokeRef: 'x' })",
       },
       { 'allowed-tools': 'agent(allowedTools=wordcount)' },
+      'attacker',
+      sub,
     );
     assert.equal(out.narrow, 'ok:2');
     assert.equal(code(out.broad!), 'E_ALLOWED_TOOLS');
     assert.equal(code(out.unset!), 'E_ALLOWED_TOOLS');
+    assert.match(out.config!, /^E_ALLOWED_TOOLS: agent code may not set model\.provider of a sub-agent/);
     assert.equal(code(out.provider!), 'E_ALLOWED_TOOLS');
   });
 

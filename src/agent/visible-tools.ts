@@ -1,7 +1,7 @@
 // resolveVisibleTools (seed 004, "Tool Discovery"): the one filter the agent and the toolchain
 // share. Hidden tools only when named in allowed-tools; allowed-tools globs apply; the invoking
 // skill is excluded unless named (self-recursion); the agent and its provider always excluded.
-import { parseAllowedTools } from '../kernel/allowed-tools.ts';
+import { parseAllowedTools, type MatchEnv } from '../kernel/allowed-tools.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import type { JsonObject } from '../kernel/types.ts';
 
@@ -35,11 +35,11 @@ export interface VisibleOptions {
 const ALWAYS_EXCLUDED = ['agent', 'agent-strands'];
 
 /** May agent code invoke `name` (with `args`)? The same rules as discovery, applied at call time. */
-export function isCallable(name: string, hidden: boolean, opts: VisibleOptions, args?: unknown): { ok: true } | { ok: false; why: string } {
+export function isCallable(name: string, hidden: boolean, opts: VisibleOptions, args?: unknown, env?: MatchEnv): { ok: true } | { ok: false; why: string } {
   const spec = opts.allowedTools ? parseAllowedTools(opts.allowedTools) : undefined;
   const named = spec?.named.includes(name) ?? false;
   // Without args (discovery) the name decides; arg constraints are checked when the call happens.
-  const permitted = !spec || (args === undefined ? spec.rules.some((r) => r.match(name)) : spec.allows(name, args));
+  const permitted = !spec || (args === undefined ? spec.rules.some((r) => r.match(name)) : spec.allows(name, args, env));
   if (!permitted) return { ok: false, why: `not allowed by allowed-tools '${opts.allowedTools}'` };
   if ((ALWAYS_EXCLUDED.includes(name) || name === opts.provider) && !named) return { ok: false, why: 'the agent and its provider cannot be invoked from agent code unless named in allowed-tools' };
   if (name === opts.self && !named) return { ok: false, why: `a skill's agent cannot invoke the skill itself ('${name}') unless allowed-tools names it` };

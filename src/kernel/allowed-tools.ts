@@ -1,11 +1,37 @@
-// allowed-tools specs (SPEC §3, seed 004): space-delimited picomatch globs, each optionally
+// allowed-tools specs (SPEC §3, §15, seed 004): space-delimited picomatch globs, each optionally
 // constraining args — `file-read event-* schedule-create(ref=my-*)`. Compiled once per spec.
+//
+// A constraint matches its arg by the arg's kind (SPEC §15, "arg constraints on paths"):
+// - a path (`x-path` in the tool's params, or a key named path / file / dir / cwd …) is resolved
+//   against the caller's cwd, `..` folded and symlinks followed, then matched against the pattern
+//   resolved the same way: `*` never crosses `/`, and `docs/*` never admits `docs/../x`;
+// - a command (`x-command`, or a key named command) must be one simple command — no `;`, `&`,
+//   `|`, backtick, `$(`, `<`, `>` or newline — and then matches with `*` crossing `/`;
+// - anything else (refs, names, ids) matches as text, `*` crossing `/`.
+import fs from 'node:fs';
+import path from 'node:path';
 import picomatch from 'picomatch';
 import { AgentAppsError } from './errors.ts';
 
+export type ArgKind = 'path' | 'command' | 'text';
+
+/** What a constraint needs to match path args: the cwd they are relative to, and the tool's params. */
+export interface MatchEnv {
+  cwd: string;
+  params?: unknown;
+}
+
+interface Constraint {
+  key: string;
+  glob: string;
+  /** A path pattern that starts at `/`: the only way a path outside the workspace is admitted. */
+  absolute: boolean;
+  text: (value: string) => boolean;
+}
+
 interface Rule {
   match: (name: string) => boolean;
-  constraints: { key: string; match: (value: string) => boolean }[];
+  constraints: Constraint[];
   text: string;
 }
 
@@ -16,7 +42,13 @@ export interface AllowedTools {
   wildcard: boolean;
   /** Names the spec lists literally (no glob characters). */
   named: string[];
-  allows(name: string, args?: unknown): boolean;
+  /** May `name` be invoked with `args`? Without `env`, path args resolve against `process.cwd()`. */
+  allows(name: string, args?: unknown, env?: MatchEnv): boolean;
+  /**
+   * True when a rule admits this call with an absolute pattern on `key`: the explicit permission
+   * file tools need to reach a path outside the workspace (SPEC §15).
+   */
+  allowsOutside(name: string, key: string, args: unknown, env: MatchEnv): boolean;
 }
 
 const cache = new Map<string, AllowedTools>();
@@ -40,9 +72,96 @@ function fromAgentSkills(token: string): string[] {
   const alias = AGENT_SKILLS_TOOLS[m[1]!];
   if (!alias) return [];
   if (m[2] === undefined || m[2].trim() === '*') return [alias.tool];
-  // Claude Code's `prefix:*` means "starts with prefix".
-  const pattern = m[2].trim().replace(/:\*$/, '*');
-  return [`${alias.tool}(${alias.arg}=${pattern.replace(/[,)]/g, '')})`];
+  const pattern = m[2].trim().replace(/[,)]/g, '');
+  // Claude Code's `prefix:*` means the command `prefix`, alone or with arguments (SPEC §3.1:
+  // `Bash(git:*)` → `shell(command=git *)`).
+  const prefix = /^(.*):\*$/.exec(pattern);
+  if (prefix) return [`${alias.tool}(${alias.arg}=${prefix[1]})`, `${alias.tool}(${alias.arg}=${prefix[1]} *)`];
+  return [`${alias.tool}(${alias.arg}=${pattern})`];
+}
+
+const PATH_KEY = /^(?:path|paths|file|files|filename|filepath|dir|dirs|directory|cwd|folder)$|(?:Path|File|Dir|_path|_file|_dir|-path|-file|-dir)$/;
+const COMMAND_KEY = /^(?:command|cmd)$/;
+
+/** How the arg `key` of a tool with `params` is matched: its schema's `x-path` / `x-command`, else its name. */
+export function argKind(key: string, params?: unknown): ArgKind {
+  const prop = (params as { properties?: Record<string, Record<string, unknown>> } | undefined)?.properties?.[key];
+  if (prop && typeof prop === 'object') {
+    if (prop['x-path'] === true) return 'path';
+    if (prop['x-command'] === true) return 'command';
+  }
+  if (PATH_KEY.test(key)) return 'path';
+  if (COMMAND_KEY.test(key)) return 'command';
+  return 'text';
+}
+
+/** A shell command with nothing that chains, substitutes or redirects: one simple command (SPEC §15). */
+export function isSimpleCommand(command: string): boolean {
+  return !/[;&|`<>\n\r]|\$\(/.test(command);
+}
+
+/** The real path of `file`: symlinks of its longest existing prefix resolved, the rest appended. */
+export function realPath(file: string): string {
+  const abs = path.resolve(file);
+  let head = abs;
+  const tail: string[] = [];
+  for (;;) {
+    try {
+      const real = fs.realpathSync(head);
+      return tail.length ? path.join(real, ...tail.reverse()) : real;
+    } catch {
+      const parent = path.dirname(head);
+      if (parent === head) return abs;
+      tail.push(path.basename(head));
+      head = parent;
+    }
+  }
+}
+
+/** True when `file` is `dir` or inside it (both real paths). */
+export function isInside(file: string, dir: string): boolean {
+  const rel = path.relative(dir, file);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+const pathMatchers = new Map<string, (file: string) => boolean>();
+
+/** The glob resolved against `cwd` like the value: its static base through realpath, `..` folded. */
+function pathMatcher(glob: string, cwd: string): (file: string) => boolean {
+  const key = `${cwd}\0${glob}`;
+  let m = pathMatchers.get(key);
+  if (!m) {
+    const abs = path.isAbsolute(glob) ? path.normalize(glob) : path.join(cwd, glob);
+    const scan = picomatch.scan(abs);
+    const base = realPath(scan.base || '/');
+    const pattern = scan.glob ? `${base === '/' ? '' : base}/${scan.glob}` : base;
+    m = picomatch(pattern, { dot: true }) as (file: string) => boolean;
+    if (pathMatchers.size > 1000) pathMatchers.clear();
+    pathMatchers.set(key, m);
+  }
+  return m;
+}
+
+function matches(c: Constraint, kind: ArgKind, value: string, env: MatchEnv | undefined): boolean {
+  switch (kind) {
+    case 'path': {
+      const cwd = realPath(env?.cwd ?? process.cwd());
+      return pathMatcher(c.glob, cwd)(realPath(path.resolve(cwd, value)));
+    }
+    case 'command':
+      return isSimpleCommand(value) && c.text(value);
+    default:
+      return c.text(value);
+  }
+}
+
+function ruleAllows(rule: Rule, args: unknown, env: MatchEnv | undefined): boolean {
+  return rule.constraints.every((c) => {
+    const v = args !== null && typeof args === 'object' ? (args as Record<string, unknown>)[c.key] : undefined;
+    if (v === undefined) return false;
+    if (typeof v !== 'string') return c.text(JSON.stringify(v));
+    return matches(c, argKind(c.key, env?.params), v, env);
+  });
 }
 
 export function parseAllowedTools(spec: string): AllowedTools {
@@ -58,28 +177,27 @@ export function parseAllowedTools(spec: string): AllowedTools {
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean)
-      .map((c) => {
+      .map((c): Constraint => {
         const eq = c.indexOf('=');
         if (eq <= 0) throw new AgentAppsError('E_CONFIG', `allowed-tools: constraint '${c}' in '${token}' must look like key=glob`);
         const key = c.slice(0, eq).trim();
         const glob = c.slice(eq + 1).trim();
-        // In arg values `*` crosses `/` (paths, shell commands): picomatch's bash mode.
-        return { key, match: picomatch(glob, { dot: true, bash: true, format: (v: string) => v.replace(/^\.\//, '') }) as (v: string) => boolean };
+        return { key, glob, absolute: glob.startsWith('/'), text: picomatch(glob, { dot: true, bash: true }) as (v: string) => boolean };
       });
     rules.push({ match: picomatch(m[1]!, { dot: true }) as (v: string) => boolean, constraints, text: token });
   }
   const wildcard = tokens.some((t) => t === '*');
-  const named = tokens.map((t) => t.replace(/\(.*\)$/, '')).filter((t) => !/[*?[\]{}!]/.test(t));
+  const named = [...new Set(tokens.map((t) => t.replace(/\(.*\)$/, '')).filter((t) => !/[*?[\]{}!]/.test(t)))];
   const result: AllowedTools = {
     spec,
     rules,
     wildcard,
     named,
-    allows(name, args) {
-      return rules.some((r) => r.match(name) && r.constraints.every((c) => {
-        const v = args !== null && typeof args === 'object' ? (args as Record<string, unknown>)[c.key] : undefined;
-        return v !== undefined && c.match(typeof v === 'string' ? v : JSON.stringify(v));
-      }));
+    allows(name, args, env) {
+      return rules.some((r) => r.match(name) && ruleAllows(r, args, env));
+    },
+    allowsOutside(name, key, args, env) {
+      return rules.some((r) => r.match(name) && r.constraints.some((c) => c.key === key && c.absolute) && ruleAllows(r, args, env));
     },
   };
   if (cache.size > 1000) cache.clear();

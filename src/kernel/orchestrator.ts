@@ -88,7 +88,7 @@ export class Kernel {
     // Step 2: resolve the ref on the caller's current paths.
     const config = callerLocals.config;
     const tool = await this.resolve(ref, config.paths, config.cwd);
-    if (internals?.allowedTools !== undefined) this.checkAllowed(caller, tool.name, args, internals.allowedTools as string);
+    if (internals?.allowedTools !== undefined) this.checkAllowed(caller, tool, args, internals.allowedTools as string);
     const seed = options?.context;
     // A seed from JSON (`$context` in CLI or agent args) cannot carry a real context: only a live one is a target.
     return this.start(caller, tool, args, seed, isContext(seed?.target) ? seed!.target : undefined, false);
@@ -105,8 +105,10 @@ export class Kernel {
     return this.registry.find(ref, paths, cwd);
   }
 
-  private checkAllowed(caller: Context, name: string, args: unknown, spec: string): void {
-    if (!parseAllowedTools(spec).allows(name, args)) {
+  private checkAllowed(caller: Context, tool: LoadedTool, args: unknown, spec: string): void {
+    const name = tool.name;
+    // Path constraints resolve against the caller's cwd, with the callee's params telling which args are paths.
+    if (!parseAllowedTools(spec).allows(name, args, { cwd: caller.locals.config.cwd, params: tool.decl.params })) {
       throw new AgentAppsError('E_ALLOWED_TOOLS', `'${caller.run.tool.name}' may not invoke '${name}'${isPlainObject(args) && Object.keys(args).length ? ' with these args' : ''}: allowed-tools is '${spec}'`);
     }
   }

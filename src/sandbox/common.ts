@@ -67,7 +67,7 @@ export async function answerHostCall(host: SandboxHost, method: string, payload:
   if (!Array.isArray(args)) return { ok: false, json: JSON.stringify({ message: `ctx.manager.${method}: malformed arguments`, code: 'E_SANDBOX' }) };
   let value: unknown;
   try {
-    value = await host.call(method, args);
+    value = await host.call(method, args, payload.length);
   } catch (error) {
     return { ok: false, json: hostErrorJson(error) };
   }

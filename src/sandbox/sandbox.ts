@@ -22,8 +22,10 @@ export interface SandboxHost {
    * 'get' ([path]), 'set' ([path, value]), 'log' ([event]). Trailing `undefined` arguments are
    * dropped; an Error passed to `fail` arrives as `{ message, code? }`. Return JSON data or throw:
    * sandbox code sees an Error with the same `message` (and `code`), never a host stack.
+   * `size` is the length of the call's JSON text, already measured: a host can budget the
+   * payloads it accepts in O(1).
    */
-  call(method: string, args: unknown[]): Promise<unknown>;
+  call(method: string, args: unknown[], size: number): Promise<unknown>;
 }
 
 /** Where the isolate lives: 'process' (a shared child process, crash-contained) or 'inline' (this process). */

@@ -1,0 +1,379 @@
+// The host-call policy for untrusted agent code (SPEC §15, seed 004 "Sandbox Ref Restriction").
+// Agent code comes from a model, so from anyone who can put text in front of it: every host call
+// it makes — `ctx.manager.invoke / finish / fail / abort / next / get / set / log` — lands here,
+// and each rule below is checked before the host does anything on its behalf:
+//
+// - refs are bare tool names: `invoke`'s ref, and every arg a skill declares as a ref (`x-ref` in
+//   its params: skill-describe's `name`, event-subscribe's `ref`, delegate …), checked before
+//   anything is resolved or imported, and the named tool must be one this agent could invoke itself;
+// - every call passes allowed-tools (arg constraints on normalised, symlink-resolved paths); a
+//   sub-agent's tools are what its caller granted (`agent(allowedTools=…)`, seed 004);
+// - path args (`x-path`) stay inside the workspace (and a SKILL.md skill's folder) unless an
+//   absolute pattern in allowed-tools admits them;
+// - `$context` may add only middleware the agent could invoke, never `fn` or `remove`;
+// - a sub-agent's model config may only lower limits (`subAgentConfig`);
+// - the payloads an agent run hands the host are bounded together (`HostBudget`);
+// - `get` never returns internals, config or secrets; `set` never reaches them, the trace or usage;
+// - every host call runs under the execution's signal, so it is aborted when the execution ends.
+import path from 'node:path';
+import { AgentAppsError } from '../kernel/errors.ts';
+import { isPathRef } from '../loader/names.ts';
+import { isInside, parseAllowedTools, realPath, type MatchEnv } from '../kernel/allowed-tools.ts';
+import { isPlainObject } from '../kernel/path.ts';
+import { isCallable, type VisibleOptions } from './visible-tools.ts';
+import type { Kernel } from '../kernel/orchestrator.ts';
+import type { Context, JsonObject, LogInput } from '../kernel/types.ts';
+
+/** Host memory that one agent run (its sub-agents included) may pin through payloads: JSON characters. */
+export interface HostBudget {
+  used: number;
+  readonly limit: number;
+}
+
+/** Default of `model.sandbox.hostMb`. */
+export const DEFAULT_HOST_MB = 64;
+
+/** What agent code may do, handed to its context as `locals.internals.agent`. */
+export interface AgentPolicy extends VisibleOptions {
+  /** Real paths that path args may reach without an absolute pattern: the workspace, a SKILL.md skill's folder. */
+  roots: readonly string[];
+  /** The agent's effective model config: the ceiling of any sub-agent its code starts. */
+  model: JsonObject;
+  budget: HostBudget;
+}
+
+/** One running execution of agent code, as the bridge sees it. */
+export interface ExecutionHandle {
+  /** The anonymous `agent-code` context the code runs as. */
+  ctx: Context;
+  /** Fires when the execution ends: host calls it started are aborted with it. */
+  signal: AbortSignal;
+  /** Ends the execution at once with E_SANDBOX and `message` (the model sees it). */
+  kill(message: string): void;
+}
+
+export interface BridgeOptions {
+  kernel: Kernel;
+  /** The skill being served (its context is what `get` / `set` / `log` act on). */
+  served: Context;
+  policy: AgentPolicy;
+  skillName: string;
+  /** How the agent is shown in logs. */
+  display: string;
+  /** `target.manager.next()` is available (the served skill is middleware). */
+  middleware: boolean;
+  finish(exec: ExecutionHandle, value: unknown): Promise<null>;
+  abort(reason: unknown): void;
+}
+
+export type HostCall = (exec: ExecutionHandle, method: string, args: unknown[], size: number) => Promise<unknown>;
+
+/** Every host call from sandbox code: only JSON in, only JSON out. */
+export function createBridge(o: BridgeOptions): HostCall {
+  const { kernel, served, policy, skillName } = o;
+  const paths = served.locals.config.paths;
+  const cwd = served.locals.config.cwd;
+
+  return async function bridge(exec, method, a, size) {
+    switch (method) {
+      case 'invoke': {
+        const [ref, callArgs] = a as [unknown, unknown];
+        if (typeof ref !== 'string' || isPathRef(ref)) throw untrustedRef('invoke', ref);
+        charge(policy.budget, size, method, exec);
+        const tool = await kernel.resolve(ref, paths, cwd);
+        const env: MatchEnv = { cwd, params: tool.decl.params };
+        const check = isCallable(tool.name, tool.decl.visibility === 'hidden', policy, callArgs ?? {}, env);
+        if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${skillName}' may not invoke '${ref}': ${check.why}`);
+        const clean = await sanitizeArgs(kernel, paths, cwd, callArgs, policy, skillName);
+        await checkArgs(kernel, paths, cwd, tool.name, tool.decl.params, clean, policy, skillName);
+        return jsonSafe(await exec.ctx.manager.invoke(ref, clean as JsonObject, { context: { signal: exec.signal } }));
+      }
+      case 'finish':
+        return o.finish(exec, a[0]);
+      case 'fail': {
+        const e = a[0] as { message?: string; code?: string } | string | undefined;
+        const msg = typeof e === 'string' ? e : (e?.message ?? 'failed');
+        throw new AgentAppsError(typeof e === 'object' && typeof e?.code === 'string' && e.code ? e.code : 'E_SKILL', msg);
+      }
+      case 'abort':
+        o.abort(a[0] ?? `agent of '${skillName}' aborted`);
+        return null;
+      case 'next':
+        if (!o.middleware) throw new AgentAppsError('E_NOT_MIDDLEWARE', `'${skillName}' is not serving another pipeline: there is no target.manager.next()`);
+        return jsonSafe(await served.envelope.target.manager.next());
+      case 'get': {
+        const p = checkGetPath(a[0]);
+        return scrub(served.manager.get(p), p);
+      }
+      case 'set': {
+        const p = checkSetPath(a[0]);
+        charge(policy.budget, size, method, exec);
+        served.manager.set(p, a[1]);
+        return null;
+      }
+      case 'log': {
+        charge(policy.budget, size, method, exec);
+        served.manager.log({ ...logInput(a[0]), tag: 'agent', tool: o.display });
+        return null;
+      }
+      default:
+        throw new AgentAppsError('E_SANDBOX', `unknown host call '${method}'`);
+    }
+  };
+}
+
+function untrustedRef(where: string, ref: unknown): AgentAppsError {
+  const shown = typeof ref === 'string' ? JSON.stringify(ref.slice(0, 80)) : typeof ref === 'object' && ref !== null ? 'a definition' : JSON.stringify(ref);
+  return new AgentAppsError('E_UNTRUSTED_REF', `agent code may only ${where === 'invoke' ? 'invoke tools' : 'name tools'} by name; ${shown} is a path, URI or definition${where === 'invoke' ? '' : ` (${where})`}`);
+}
+
+/**
+ * Counts an accepted payload against the run's host budget, in O(1): `size` is the JSON length the
+ * sandbox already measured. The call that would pass the budget is refused and ends its execution.
+ */
+function charge(budget: HostBudget, size: number, method: string, exec: ExecutionHandle): void {
+  if (budget.used + size > budget.limit) {
+    const message = `host memory budget exceeded: ctx.manager.${method} would take this agent run's payloads past ${Math.round(budget.limit / 2 ** 20)} MiB (model.sandbox.hostMb)`;
+    exec.kill(message);
+    throw new AgentAppsError('E_SANDBOX', message);
+  }
+  budget.used += size;
+}
+
+/**
+ * Args a tool declares as refs (`x-ref`) or paths (`x-path`), found by walking its params schema
+ * along the value (properties, additionalProperties, items, anyOf / oneOf / allOf).
+ */
+type Visit = (kind: 'ref' | 'path', value: string, holder: Record<string, unknown> | undefined, key: string) => void;
+
+function walk(schema: unknown, value: unknown, visit: Visit, holder: Record<string, unknown> | undefined, key: string, depth = 0): void {
+  if (!isPlainObject(schema) || depth > 32) return;
+  if (typeof value === 'string') {
+    if (schema['x-ref'] === true) visit('ref', value, holder, key);
+    if (schema['x-path'] === true) visit('path', value, holder, key);
+  }
+  for (const k of ['anyOf', 'oneOf', 'allOf'] as const) {
+    const list = schema[k];
+    if (Array.isArray(list)) for (const s of list) walk(s, value, visit, holder, key, depth + 1);
+  }
+  if (isPlainObject(value)) {
+    const props = isPlainObject(schema.properties) ? schema.properties : undefined;
+    const extra = schema.additionalProperties;
+    for (const [k, v] of Object.entries(value)) walk(props && Object.hasOwn(props, k) ? props[k] : extra, v, visit, value, k, depth + 1);
+  } else if (Array.isArray(value) && isPlainObject(schema.items)) {
+    for (const item of value) walk(schema.items, item, visit, holder, key, depth + 1);
+  }
+}
+
+/**
+ * The arg rules for a call from agent code to `tool` with `args` (SPEC §15): a ref arg is a bare
+ * name of a tool the agent could invoke with the handler's `args`; a path arg stays inside the
+ * policy's roots unless an absolute pattern in the agent's allowed-tools admits it.
+ */
+export async function checkArgs(kernel: Kernel, paths: readonly string[], cwd: string, tool: string, params: unknown, args: unknown, policy: AgentPolicy, skillName: string): Promise<void> {
+  const found: { kind: 'ref' | 'path'; value: string; holder: Record<string, unknown> | undefined; key: string }[] = [];
+  walk(params, args, (kind, value, holder, key) => found.push({ kind, value, holder, key }), undefined, '');
+  for (const f of found) {
+    if (f.kind === 'ref') {
+      if (isPathRef(f.value)) throw untrustedRef(`${tool}'s ${f.key || 'ref'}`, f.value);
+      const named = await kernel.resolve(f.value, paths, cwd);
+      const handlerArgs = isPlainObject(f.holder?.args) ? f.holder!.args : {};
+      const check = isCallable(named.name, named.decl.visibility === 'hidden', policy, handlerArgs, { cwd, params: named.decl.params });
+      if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${skillName}' may not name '${f.value}' as ${tool}'s ${f.key || 'ref'}: ${check.why}`);
+    } else {
+      const real = realPath(path.resolve(cwd, f.value));
+      if (policy.roots.some((root) => isInside(real, root))) continue;
+      const admitted = policy.allowedTools !== undefined && parseAllowedTools(policy.allowedTools).allowsOutside(tool, f.key, args, { cwd, params });
+      if (!admitted) {
+        throw new AgentAppsError(
+          'E_ALLOWED_TOOLS',
+          `'${skillName}' may not reach ${JSON.stringify(f.value.slice(0, 200))} with ${tool}: it is outside the workspace; an absolute pattern in allowed-tools admits it (${tool}(${f.key}=/some/dir/*))`,
+        );
+      }
+    }
+  }
+}
+
+/**
+ * Agent code may pass `$context: { middleware }` (seed 000), but only middleware it could invoke
+ * itself — hidden ones (delegate, validate-*) only when allowed-tools names them, arg constraints
+ * and ref / path args checked against the middleware's args (`delegate(ref=my-*)`) — and never
+ * `fn` or `remove` (which would drop a validation from the chain of the tool it calls).
+ */
+const SPEC_KEYS = ['args', 'before', 'after', 'remove', 'fn'];
+
+export async function sanitizeArgs(kernel: Kernel, paths: readonly string[], cwd: string, value: unknown, policy: AgentPolicy, skillName: string): Promise<unknown> {
+  if (!isPlainObject(value)) return value ?? {};
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (!k.startsWith('$')) {
+      out[k] = v as JsonObject[string];
+      continue;
+    }
+    if (k !== '$context') throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may not pass '${k}' to invoke`);
+    const c = (isPlainObject(v) ? v : {}) as JsonObject;
+    for (const key of Object.keys(c)) {
+      if (key !== 'middleware' && key !== 'locals') throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may only pass $context.middleware, not $context.${key}`);
+    }
+    const locals = isPlainObject(c.locals) ? c.locals : {};
+    for (const key of Object.keys(locals)) {
+      if (key !== 'middleware') throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may only pass $context.locals.middleware, not $context.locals.${key}`);
+    }
+    const mw: JsonObject = { ...(isPlainObject(c.middleware) ? c.middleware : {}), ...(isPlainObject(locals.middleware) ? locals.middleware : {}) };
+    for (const [name, spec] of Object.entries(mw)) {
+      // The kernel reads `{ args, before, after, remove, fn }` (those keys only) as an entry spec, anything else as args.
+      const keys = isPlainObject(spec) ? Object.keys(spec) : [];
+      const isSpec = keys.length > 0 && keys.every((key) => SPEC_KEYS.includes(key));
+      if (isSpec && (keys.includes('fn') || keys.includes('remove'))) throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}' with fn or remove`);
+      const mwArgs = isSpec ? (spec as JsonObject).args : spec;
+      if (isPathRef(name)) throw untrustedRef('$context.middleware', name);
+      let decl;
+      try {
+        decl = (await kernel.resolve(name, paths, cwd)).decl;
+      } catch {
+        throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}': no such skill`);
+      }
+      const check = isCallable(name, decl.visibility === 'hidden', policy, mwArgs ?? {}, { cwd, params: decl.params });
+      if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}': ${check.why}`);
+      await checkArgs(kernel, paths, cwd, name, decl.params, mwArgs, policy, skillName);
+    }
+    out.$context = { middleware: mw };
+  }
+  return out;
+}
+
+// ── sub-agents ──────────────────────────────────────────────────────────────────────────────
+
+/** Limits agent code may lower for a sub-agent (SPEC §15); `temperature` it may set. */
+const LOWERABLE = ['maxTurns', 'maxSteps'] as const;
+const LOWERABLE_SANDBOX = ['timeoutMs', 'memoryMb'] as const;
+
+/**
+ * The model config of a sub-agent started by agent code: its caller's effective config, with the
+ * limits `requested` lowers and its `temperature`. Anything else — the provider skill, `baseURL`,
+ * credentials and their env vars, `record` / `cassette`, `sandbox.isolation` — or a value that
+ * would raise a limit is refused, not clamped (E_ALLOWED_TOOLS naming the key).
+ */
+export function subAgentConfig(caller: JsonObject, requested: unknown): JsonObject {
+  const refuse = (key: string, why: string) => new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not ${why} model.${key} of a sub-agent: it runs on its caller's model config and may only lower maxTurns, maxSteps, sandbox.timeoutMs and sandbox.memoryMb or set temperature`);
+  const out: JsonObject = structuredClone(caller);
+  const sandbox: JsonObject = isPlainObject(out.sandbox) ? { ...out.sandbox } : {};
+  if (requested !== undefined && requested !== null && !isPlainObject(requested)) throw refuse('config', 'set');
+  for (const [key, value] of Object.entries((requested ?? {}) as JsonObject)) {
+    if ((LOWERABLE as readonly string[]).includes(key)) {
+      out[key] = lowered(key, value, out[key], refuse);
+    } else if (key === 'temperature') {
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw refuse(key, 'set a non-number');
+      out[key] = value;
+    } else if (key === 'sandbox' && isPlainObject(value)) {
+      for (const [k, v] of Object.entries(value)) {
+        if (!(LOWERABLE_SANDBOX as readonly string[]).includes(k)) throw refuse(`sandbox.${k}`, 'set');
+        sandbox[k] = lowered(`sandbox.${k}`, v, sandbox[k], refuse);
+      }
+    } else {
+      throw refuse(key, 'set');
+    }
+  }
+  out.sandbox = sandbox;
+  return out;
+}
+
+function lowered(key: string, value: unknown, ceiling: unknown, refuse: (key: string, why: string) => AgentAppsError): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw refuse(key, 'set a non-positive or non-number');
+  if (typeof ceiling === 'number' && value > ceiling) throw refuse(key, `raise (${ceiling} → ${value})`);
+  return value;
+}
+
+// ── get / set / log ─────────────────────────────────────────────────────────────────────────
+
+/** Never readable from agent code, at any path (SPEC §15: no config secrets, no internals). */
+const HIDDEN = ['globals', 'manager', 'envelope.parent', 'envelope.target', 'locals.internals', 'locals.config', 'locals.middleware', 'nonlocals.middleware', 'run.signal'];
+/** Never writable from agent code: the hidden paths, and what audit middleware reads. */
+const PROTECTED = [...HIDDEN, 'locals.agent', 'locals.history', 'nonlocals.agent', 'nonlocals.debug', 'nonlocals.rootContextId'];
+
+function segments(p: unknown, op: string): string[] {
+  if (typeof p !== 'string' || !p) throw new AgentAppsError('E_VALIDATION', `${op} needs a dotted path`);
+  const parts = p.split('.');
+  if (parts.some((s) => s === '' || s === '__proto__' || s === 'constructor' || s === 'prototype')) throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may not ${op} '${p}'`);
+  return parts;
+}
+
+const under = (p: string, q: string) => p === q || p.startsWith(`${q}.`);
+
+function checkGetPath(p: unknown): string {
+  const path = segments(p, 'get').join('.');
+  if (HIDDEN.some((h) => under(path, h))) throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may not get '${path}'`);
+  return path;
+}
+
+function checkSetPath(p: unknown): string {
+  const path = segments(p, 'set').join('.');
+  if (/^(args|envelope|run)(\.|$)/.test(path)) throw new AgentAppsError('E_IMMUTABLE', `'${path}' is immutable`);
+  // A protected path, or one of its ancestors (`set('locals', …)` would replace them all).
+  if (PROTECTED.some((h) => under(path, h) || under(h, path))) throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may not set '${path}'`);
+  return path;
+}
+
+const SECRET = /key|token|secret|password/i;
+
+/** A value under a secret-looking key (the log's redaction rule: counts named …Tokens and flags are not secrets). */
+function isSecret(key: string, value: unknown): boolean {
+  if (!SECRET.test(key) || key === 'rootContextId') return false;
+  if (value === null || value === undefined || typeof value === 'boolean') return false;
+  return !(/tokens$/i.test(key) && typeof value !== 'string');
+}
+
+/**
+ * What `get(path)` returns: a JSON copy with the hidden paths left out and secrets redacted, at any
+ * depth and whichever ancestor was asked for.
+ */
+export function scrub(value: unknown, at: string): unknown {
+  let nodes = 0;
+  const seen = new Set<object>();
+  const copy = (v: unknown, p: string, key: string): unknown => {
+    if (isSecret(key, v)) return '[REDACTED]';
+    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') return undefined;
+    if (typeof v === 'bigint') return String(v);
+    if (v === null || typeof v !== 'object') return typeof v === 'number' && !Number.isFinite(v) ? null : v;
+    if (++nodes > 100_000 || seen.has(v)) return undefined;
+    if (v instanceof AbortSignal) return undefined;
+    if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return copy((v as { toJSON(): unknown }).toJSON(), p, key);
+    seen.add(v);
+    try {
+      if (Array.isArray(v)) return v.map((item, i) => copy(item, `${p}.${i}`, key) ?? null);
+      const out: Record<string, unknown> = {};
+      for (const [k, item] of Object.entries(v)) {
+        const child = `${p}.${k}`;
+        if (HIDDEN.some((h) => child === h)) continue;
+        const c = copy(item, child, k);
+        if (c !== undefined) out[k] = c;
+      }
+      return out;
+    } finally {
+      seen.delete(v);
+    }
+  };
+  return copy(value, at, at.slice(at.lastIndexOf('.') + 1)) ?? null;
+}
+
+const LEVELS = new Set(['trace', 'debug', 'info', 'warn', 'error']);
+
+/** A log call from agent code: its text, level, type and data only — never the ids or tool it is filed under. */
+function logInput(e: unknown): LogInput {
+  if (!isPlainObject(e)) return { level: 'info', text: typeof e === 'string' ? e : (JSON.stringify(e) ?? String(e)) };
+  const out: LogInput = { level: typeof e.level === 'string' && LEVELS.has(e.level) ? (e.level as LogInput['level']) : 'info' };
+  if (e.text !== undefined) out.text = typeof e.text === 'string' ? e.text : JSON.stringify(e.text);
+  if (typeof e.type === 'string') out.type = e.type;
+  if (e.data !== undefined) (out as Record<string, unknown>).data = e.data;
+  return out;
+}
+
+/** A host value as JSON data (BigInts as strings; anything unserialisable as its string form). */
+export function jsonSafe(value: unknown): unknown {
+  if (value === undefined) return null;
+  try {
+    return JSON.parse(JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? String(v) : v)) ?? 'null');
+  } catch {
+    return String(value);
+  }
+}
