@@ -1,11 +1,18 @@
 // Logging (SPEC §10, seed 001): one ring buffer of 10,000 events on globals.internals, levels
 // trace < debug < info < warn < error, per-run settings (scoped by rootContextId) over global
 // ones, and reporters. Secrets are redacted before any reporter sees an event.
+// Limits (SPEC §15): an event's `text` is cut at 64 KiB (with a note saying how much went), and
+// the ring is bounded in bytes (64 MiB) as well as in count, oldest dropped. Each event is
+// measured once, as it enters the ring (`approxBytes`); the ring keeps the sizes beside it.
 import { ConfigurationError } from './errors.ts';
 import type { ConfigureOptions, LogEvent, LogLevel, LogSettings, Reporter, TailOptions } from './types.ts';
 
 export const LEVELS: Record<LogLevel, number> = { trace: 0, debug: 1, info: 2, warn: 3, error: 4 };
 const SECRET = /key|token|secret|password/i;
+/** SPEC §15: a log event's text is cut at this many characters. */
+export const MAX_LOG_TEXT = 64 * 1024;
+/** SPEC §15: the ring retains at most this many bytes of events. */
+export const DEFAULT_RING_BYTES = 64 * 1024 * 1024;
 
 interface Settings {
   level: LogLevel;
@@ -15,16 +22,27 @@ interface Settings {
 
 export class Logger {
   readonly capacity: number;
+  readonly maxBytes: number;
   private ring: (LogEvent | undefined)[];
+  /** The measured size of each slot's event. */
+  private sizes: Float64Array;
+  private bytes = 0;
   private head = 0;
   private size = 0;
   private global: Settings = { level: 'info', scope: null, reporters: new Set() };
   private runs = new Map<string, Settings>();
   private reporters = new Map<string, Reporter>();
 
-  constructor(capacity = 10_000) {
+  constructor(capacity = 10_000, maxBytes = DEFAULT_RING_BYTES) {
     this.capacity = capacity;
+    this.maxBytes = maxBytes;
     this.ring = new Array(capacity);
+    this.sizes = new Float64Array(capacity);
+  }
+
+  /** What the ring retains: events and their measured bytes. */
+  get retained(): { events: number; bytes: number } {
+    return { events: this.size, bytes: this.bytes };
   }
 
   addReporter(reporter: Reporter, active = true): void {
@@ -50,10 +68,8 @@ export class Logger {
     const s = this.settings(event.rootContextId);
     if (LEVELS[event.level] < LEVELS[s.level]) return;
     if (s.scope && !s.scope.includes(event.tag)) return;
-    const clean = redact(event) as LogEvent;
-    this.ring[this.head] = clean;
-    this.head = (this.head + 1) % this.capacity;
-    if (this.size < this.capacity) this.size++;
+    const clean = redact(typeof event.text === 'string' && event.text.length > MAX_LOG_TEXT ? { ...event, text: cutText(event.text) } : event) as LogEvent;
+    this.retain(clean);
     for (const name of this.active(s)) {
       const r = this.reporters.get(name);
       if (!r) continue;
@@ -62,6 +78,29 @@ export class Logger {
       } catch {
         // A reporter failing must never break the run that logged.
       }
+    }
+  }
+
+  private retain(event: LogEvent): void {
+    const cap = this.capacity;
+    if (cap <= 0) return;
+    const bytes = approxBytes(event);
+    // An event alone over the bound is reported but not retained (it would push out all the rest).
+    if (bytes > this.maxBytes) return;
+    const slot = this.head;
+    if (this.size === cap) this.bytes -= this.sizes[slot]!; // overwriting the oldest
+    else this.size++;
+    this.ring[slot] = event;
+    this.sizes[slot] = bytes;
+    this.bytes += bytes;
+    this.head = (slot + 1) % cap;
+    // Over the byte bound: drop the oldest until it fits.
+    while (this.bytes > this.maxBytes && this.size > 0) {
+      const oldest = (this.head - this.size + cap) % cap;
+      this.bytes -= this.sizes[oldest]!;
+      this.sizes[oldest] = 0;
+      this.ring[oldest] = undefined;
+      this.size--;
     }
   }
 
@@ -110,9 +149,70 @@ export class Logger {
     this.runs.delete(rootContextId);
   }
 
+  /** Empties the ring (runtime.close() releases what it retained). */
+  clear(): void {
+    this.ring.fill(undefined);
+    this.sizes.fill(0);
+    this.head = 0;
+    this.size = 0;
+    this.bytes = 0;
+  }
+
   async close(): Promise<void> {
     for (const r of this.reporters.values()) await r.close?.();
   }
+}
+
+/** `text` cut at MAX_LOG_TEXT characters (never inside a surrogate pair), with a note of what went. */
+export function cutText(text: string): string {
+  let end = MAX_LOG_TEXT;
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end--;
+  return `${text.slice(0, end)}… [cut: ${text.length - end} more characters]`;
+}
+
+/**
+ * Roughly how many bytes `value` retains, by one walk over it: strings by length, other
+ * primitives 8, keys by length, binary data by byteLength; shared objects and cycles counted
+ * once. Cheap for the small events logging is made of, linear in what a large one holds.
+ */
+export function approxBytes(value: unknown): number {
+  let total = 0;
+  let seen: Set<object> | undefined;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      total += v.length + 2;
+      continue;
+    }
+    if (v === null || typeof v !== 'object') {
+      total += 8;
+      continue;
+    }
+    if ((seen ??= new Set()).has(v)) continue;
+    seen.add(v);
+    total += 16;
+    if (ArrayBuffer.isView(v)) total += v.byteLength;
+    else if (v instanceof ArrayBuffer) total += v.byteLength;
+    else if (Array.isArray(v)) {
+      for (const item of v) {
+        if (typeof item === 'string') total += item.length + 2;
+        else if (item === null || typeof item !== 'object') total += 8;
+        else stack.push(item);
+      }
+    } else if (v instanceof Map) {
+      for (const [k, item] of v) stack.push(k, item);
+    } else if (v instanceof Set) {
+      for (const item of v) stack.push(item);
+    } else {
+      for (const k of Object.keys(v)) {
+        total += k.length + 4;
+        stack.push((v as Record<string, unknown>)[k]);
+      }
+    }
+  }
+  return total;
 }
 
 /** Replaces values under keys matching /key|token|secret|password/i, at any depth. */
