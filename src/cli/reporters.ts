@@ -15,15 +15,40 @@ export function consoleReporter(stream: NodeJS.WritableStream, paint: Painter, o
     report(e: LogEvent) {
       const user = e.tag === 'user' && e.type === 'message';
       if (!opts.verbose && !user && e.level !== 'warn' && e.level !== 'error') return;
+      // SPEC §15: what a skill or agent code logged is text, never terminal control — every
+      // control character is escaped, so one event is one line and no escape sequence runs.
       if (user) {
-        stream.write(`${e.text ?? ''}\n`);
+        stream.write(`${escapeControl(e.text ?? '')}\n`);
         return;
       }
       const level = e.level === 'error' ? paint.red(e.level) : e.level === 'warn' ? paint.yellow(e.level) : paint.dim(e.level);
-      const code = e.code ? ` ${paint.dim(`[${e.code}]`)}` : '';
-      stream.write(`${level}${code} ${paint.cyan(e.tool)}: ${e.text ?? e.type}\n`);
+      const code = e.code ? ` ${paint.dim(`[${escapeControl(e.code)}]`)}` : '';
+      stream.write(`${level}${code} ${paint.cyan(escapeControl(e.tool))}: ${escapeControl(e.text ?? e.type)}\n`);
     },
   };
+}
+
+/**
+ * C0 and C1 controls, DEL, the Unicode line and paragraph separators and the bidirectional
+ * overrides: anything that could break a line, move the cursor, start an escape sequence or
+ * reorder what the reader sees.
+ */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * `text` with every control character written as an escape (`\n`, `\x1b`, `\u202e`);
+ * `{ newlines: true }` keeps line breaks and tabs (streamed model text, printed as it comes).
+ */
+export function escapeControl(text: unknown, opts: { newlines?: boolean } = {}): string {
+  const s = typeof text === 'string' ? text : String(text);
+  return s.replace(CONTROL, (c) => {
+    if (opts.newlines && (c === '\n' || c === '\t')) return c;
+    const named = NAMED[c];
+    if (named !== undefined) return named;
+    const code = c.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
 }
 
 export interface JsonlReporter extends Reporter {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { AgentAppsError } from '../kernel/errors.ts';
 import { LEVELS } from '../kernel/log.ts';
-import { RUNS_DIR } from './reporters.ts';
+import { RUNS_DIR, escapeControl } from './reporters.ts';
 import { findWorkspace } from '../loader/search-paths.ts';
 import type { LogEvent, LogLevel } from '../kernel/types.ts';
 import { painter, type Painter } from './output.ts';
@@ -123,5 +123,6 @@ export function formatEvent(e: LogEvent, paint: Painter): string {
   const time = new Date(e.timestamp).toISOString().slice(11, 23);
   const level = e.level === 'error' ? paint.red(e.level.padEnd(5)) : e.level === 'warn' ? paint.yellow(e.level.padEnd(5)) : paint.dim(e.level.padEnd(5));
   const extra = [e.entry ? `› ${e.entry}` : '', e.duration !== undefined ? `${e.duration} ms` : '', e.code ? `[${e.code}]` : ''].filter(Boolean).join(' ');
-  return `${paint.dim(time)} ${level} ${paint.dim(e.tag.padEnd(8))} ${e.type.padEnd(14)} ${paint.cyan(e.tool)}${extra ? ' ' + extra : ''}${e.text ? ': ' + e.text : ''}`;
+  // The run file holds text exactly as logged; on the terminal it is one line with no control characters (SPEC §15).
+  return `${paint.dim(time)} ${level} ${paint.dim(escapeControl(e.tag).padEnd(8))} ${escapeControl(e.type).padEnd(14)} ${paint.cyan(escapeControl(e.tool))}${extra ? ' ' + escapeControl(extra) : ''}${e.text ? ': ' + escapeControl(e.text) : ''}`;
 }
