@@ -22,6 +22,14 @@ export const frontmatter = {
 };
 
 export default async function eventWait(ctx: Context, args: { topic: string; queue: string; timeout?: number; max?: number; ack: boolean }) {
-  // Honour the caller's abort: the wait ends when the invoking context is aborted.
-  return (await internals.eventBusReady(ctx)).wait({ topic: args.topic, queue: args.queue, timeout: args.timeout, max: args.max, ack: args.ack, signal: ctx.run.signal });
+  const bus = await internals.eventBusReady(ctx);
+  // Honour the caller's abort: the wait ends, and its waiter leaves the queue, the moment the
+  // invoking context is aborted — an orphaned wait never takes the next event.
+  const signal = ctx.run.signal;
+  const events = await bus.wait({ topic: args.topic, queue: args.queue, timeout: args.timeout, max: args.max, ack: args.ack, signal });
+  // SPEC §15: an abort between the hand-off and the result reaching the caller (the invocation
+  // then rejects) puts the events back at the front of the queue, out of pending. This signal
+  // stops following the caller's once the invocation has returned.
+  bus.requeueOnAbort({ topic: args.topic, queue: args.queue, events, ack: args.ack }, signal);
+  return events;
 }

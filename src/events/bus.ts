@@ -19,6 +19,17 @@
  *   Invariant: while a queue exists, each event emitted after its creation is queued, pending,
  *   or delivered (returned with `ack: true`, or acked) exactly once.
  *
+ * - A caller that goes away before it received what `wait` handed it (its invocation aborted,
+ *   SPEC §15) gets nothing, and the events go back: `requeue` puts them at the front of their
+ *   queue again, out of the pending set; `requeueOnAbort` arms that for an invocation's signal.
+ *
+ * Limits (SPEC §15): event `data` over 1 MiB serialized (JSON) is refused with E_VALIDATION, and
+ * a topic's replay buffer is bounded in bytes (`bufferBytes`, 64 MiB) as well as in count
+ * (`bufferSize`, 1,000), oldest dropped. Each event is measured once, when it is emitted
+ * (`eventBytes`: the JSON length of its data plus a fixed envelope allowance); the buffer keeps
+ * the sizes beside the events, so trimming never re-serialises anything. `clear()` releases
+ * every buffer, queue and handler (runtime.close()).
+ *
  * The arrays in the state are copy-on-write (handler lists) or owned by the bus (queues,
  * buffers): read them, do not mutate them. A replay buffer array may hold up to twice
  * `bufferSize` events between trims; `buffered(topic)` returns the last `bufferSize`.
@@ -67,11 +78,22 @@ export interface QueueState {
   waiters: Set<Waiter>;
 }
 
+/** The sizes (in bytes, as measured at emit) of a replay buffer's events, index for index. */
+export interface BufferSizes {
+  sizes: number[];
+  /** Their sum: what the buffer array retains. */
+  bytes: number;
+}
+
 export interface EventState {
   events: Map<string, Subscription[]>;
   eventQueues: Map<string, Map<string, QueueState>>;
   eventBuffers: Map<string, Event[]>;
+  /** Beside `eventBuffers`, topic for topic. */
+  eventBufferSizes: Map<string, BufferSizes>;
   bufferSize: number;
+  /** Most bytes one topic's replay buffer retains (64 MiB by default). */
+  bufferBytes: number;
 }
 
 export interface EmitInput {
@@ -132,6 +154,12 @@ export interface EventBusOptions {
 }
 
 export const DEFAULT_BUFFER_SIZE = 1000;
+/** SPEC §15: a topic's replay buffer keeps at most this many bytes of events, oldest dropped. */
+export const DEFAULT_BUFFER_BYTES = 64 * 1024 * 1024;
+/** SPEC §15: event `data` over this many bytes of JSON is E_VALIDATION. */
+export const MAX_EVENT_DATA_BYTES = 1024 * 1024;
+/** What an event's envelope (id, topic, type, timestamp, object) is counted as, beyond its strings and data. */
+const EVENT_OVERHEAD = 128;
 export const DEFAULT_QUEUE = 'default';
 /** setTimeout fires at once beyond this; a longer timeout means "no limit". */
 const MAX_TIMER = 2 ** 31 - 1;
@@ -140,32 +168,37 @@ const COMPACT_AT = 1024;
 const SETTLED: Promise<void> = Promise.resolve();
 const noop = (): void => {};
 
-export function createEventState(opts: { bufferSize?: number } = {}): EventState {
+export function createEventState(opts: { bufferSize?: number; bufferBytes?: number } = {}): EventState {
   return {
     events: new Map(),
     eventQueues: new Map(),
     eventBuffers: new Map(),
+    eventBufferSizes: new Map(),
     bufferSize: opts.bufferSize === undefined ? DEFAULT_BUFFER_SIZE : checkBufferSize(opts.bufferSize),
+    bufferBytes: opts.bufferBytes === undefined ? DEFAULT_BUFFER_BYTES : checkBufferBytes(opts.bufferBytes),
   };
 }
 
 const views = new WeakMap<object, EventState>();
 
 /**
- * The event state on `globals.internals`: creates `events`, `eventQueues` and `eventBuffers`
- * there on first use and returns a view over them (the same view on every call while those maps
- * stay in place). `bufferSize`, when given, updates the view's replay buffer size.
+ * The event state on `globals.internals`: creates `events`, `eventQueues`, `eventBuffers` and
+ * `eventBufferSizes` there on first use and returns a view over them (the same view on every
+ * call while those maps stay in place). `bufferSize` / `bufferBytes`, when given, update the
+ * view's replay buffer limits.
  */
-export function getEventState(internals: Record<string, unknown>, opts: { bufferSize?: number } = {}): EventState {
+export function getEventState(internals: Record<string, unknown>, opts: { bufferSize?: number; bufferBytes?: number } = {}): EventState {
   const events = ensureMap<string, Subscription[]>(internals, 'events');
   const eventQueues = ensureMap<string, Map<string, QueueState>>(internals, 'eventQueues');
   const eventBuffers = ensureMap<string, Event[]>(internals, 'eventBuffers');
+  const eventBufferSizes = ensureMap<string, BufferSizes>(internals, 'eventBufferSizes');
   let view = views.get(internals);
-  if (view === undefined || view.events !== events || view.eventQueues !== eventQueues || view.eventBuffers !== eventBuffers) {
-    view = { events, eventQueues, eventBuffers, bufferSize: DEFAULT_BUFFER_SIZE };
+  if (view === undefined || view.events !== events || view.eventQueues !== eventQueues || view.eventBuffers !== eventBuffers || view.eventBufferSizes !== eventBufferSizes) {
+    view = { events, eventQueues, eventBuffers, eventBufferSizes, bufferSize: DEFAULT_BUFFER_SIZE, bufferBytes: DEFAULT_BUFFER_BYTES };
     views.set(internals, view);
   }
   if (opts.bufferSize !== undefined) view.bufferSize = checkBufferSize(opts.bufferSize);
+  if (opts.bufferBytes !== undefined) view.bufferBytes = checkBufferBytes(opts.bufferBytes);
   return view;
 }
 
@@ -184,19 +217,20 @@ export class EventBus {
     const { topic, type } = input;
     checkTopic(topic, 'event-emit');
     if (typeof type !== 'string') throw invalid('event-emit', "'type' must be a string");
+    const data = input.data;
+    const dataBytes = jsonBytes(data);
+    if (dataBytes > MAX_EVENT_DATA_BYTES) {
+      throw invalid('event-emit', `'data' is ${dataBytes} bytes as JSON; the limit is ${MAX_EVENT_DATA_BYTES} (1 MiB) — pass a reference (a path, an id) instead of the payload`);
+    }
     const event: Event = { id: randomUUID().slice(0, 8), topic, type, timestamp: Date.now() };
     if (input.source !== undefined) event.source = input.source;
-    if (input.data !== undefined) event.data = input.data;
+    if (data !== undefined) event.data = data;
     if (input.rootContextId !== undefined) event.rootContextId = input.rootContextId;
 
     const size = this.state.bufferSize;
     if (size > 0) {
-      const buffers = this.state.eventBuffers;
-      let buffer = buffers.get(topic);
-      if (buffer === undefined) buffers.set(topic, (buffer = []));
-      buffer.push(event);
-      // Trim to `size` only when it doubles: one splice per `size` events instead of a shift each.
-      if (buffer.length >= 2 * size) buffer.splice(0, buffer.length - size);
+      const bytes = EVENT_OVERHEAD + topic.length + type.length + (typeof input.source === 'string' ? input.source.length : 0) + dataBytes;
+      this.#buffer(topic, event, bytes, size);
     }
 
     const queues = this.state.eventQueues.get(topic);
@@ -347,6 +381,57 @@ export class EventBus {
     return result;
   }
 
+  /**
+   * Puts events that `wait` handed out back at the front of their queue, in the order given,
+   * and wakes a blocked waiter: their caller went away before it received them (SPEC §15). With
+   * `ack: false` they were pending; each is taken out of the pending set first, and one that is
+   * no longer pending (acked or nacked since) stays where it is. Returns how many went back.
+   */
+  requeue(input: { topic: string; queue?: string; events: readonly Event[]; ack?: boolean }): number {
+    const queue = this.state.eventQueues.get(input.topic)?.get(queueName(input.queue, 'event-wait'));
+    if (queue === undefined || input.events.length === 0) return 0;
+    const back = input.ack === false ? input.events.filter((event) => unpend(queue, event)) : [...input.events];
+    if (back.length === 0) return 0;
+    putFront(queue, back);
+    wake(queue);
+    return back.length;
+  }
+
+  /**
+   * For `event-wait`: the events `wait` just returned go back to their queue (`requeue`) if
+   * `signal` aborts — at once if it already has (then this throws the AbortError the caller
+   * gets). Only for a signal that stops firing once the result reached the caller, such as the
+   * invocation's own `ctx.run.signal` (the kernel detaches it when the invocation settles, and
+   * an invocation aborted before then rejects instead of returning).
+   */
+  requeueOnAbort(input: { topic: string; queue?: string; events: readonly Event[]; ack?: boolean }, signal: AbortSignal): void {
+    if (input.events.length === 0) return;
+    if (signal.aborted) {
+      this.requeue(input);
+      throw new AbortError(signal.reason);
+    }
+    signal.addEventListener('abort', () => void this.requeue(input), { once: true });
+  }
+
+  /**
+   * Releases what the bus holds (runtime.close()): replay buffers, queued and pending events,
+   * handlers. Blocked waiters get `[]`, as if their timeout passed.
+   */
+  clear(): void {
+    for (const queues of this.state.eventQueues.values()) {
+      for (const queue of queues.values()) {
+        for (const waiter of [...queue.waiters]) {
+          release(queue, waiter);
+          waiter.resolve([]);
+        }
+      }
+    }
+    this.state.eventQueues.clear();
+    this.state.eventBuffers.clear();
+    this.state.eventBufferSizes.clear();
+    this.state.events.clear();
+  }
+
   /** The queue's delivered-but-unacknowledged events, in delivery order. */
   pending(topic: string, queue: string = DEFAULT_QUEUE): Event[] {
     const state = this.state.eventQueues.get(topic)?.get(queue);
@@ -362,6 +447,27 @@ export class EventBus {
     if (buffer === undefined) return [];
     const n = Math.min(last, this.state.bufferSize, buffer.length);
     return n > 0 ? buffer.slice(buffer.length - n) : [];
+  }
+
+  /** Appends to the topic's replay buffer, then trims it to `size` events and `bufferBytes` bytes. */
+  #buffer(topic: string, event: Event, bytes: number, size: number): void {
+    const buffers = this.state.eventBuffers;
+    const sizesByTopic = this.state.eventBufferSizes;
+    let buffer = buffers.get(topic);
+    let meta = sizesByTopic.get(topic);
+    if (buffer === undefined) buffers.set(topic, (buffer = []));
+    if (meta === undefined || meta.sizes.length !== buffer.length) sizesByTopic.set(topic, (meta = measure(buffer)));
+    buffer.push(event);
+    meta.sizes.push(bytes);
+    meta.bytes += bytes;
+    // Trim to `size` only when it doubles: one splice per `size` events instead of a shift each.
+    if (buffer.length >= 2 * size) dropOldest(buffer, meta, buffer.length - size);
+    const limit = this.state.bufferBytes;
+    if (meta.bytes > limit) {
+      let n = 0;
+      for (let over = meta.bytes - limit; over > 0 && n < meta.sizes.length; n++) over -= meta.sizes[n]!;
+      dropOldest(buffer, meta, n);
+    }
   }
 
   #queue(topic: string, name: string): QueueState {
@@ -480,6 +586,66 @@ function putFront(queue: QueueState, events: Event[]): void {
   }
 }
 
+/** Takes `event` (this very object) out of the queue's pending set; false when it is not there. */
+function unpend(queue: QueueState, event: Event): boolean {
+  let prev: PendingEntry | undefined;
+  for (let e = queue.pending.get(event.id); e !== undefined; prev = e, e = e.next) {
+    if (e.event !== event) continue;
+    if (prev !== undefined) prev.next = e.next;
+    else if (e.next !== undefined) queue.pending.set(event.id, e.next);
+    else queue.pending.delete(event.id);
+    return true;
+  }
+  return false;
+}
+
+function dropOldest(buffer: Event[], meta: BufferSizes, n: number): void {
+  if (n <= 0) return;
+  buffer.splice(0, n);
+  for (const bytes of meta.sizes.splice(0, n)) meta.bytes -= bytes;
+}
+
+/** Sizes for a buffer filled without them (state from elsewhere): measured once, here. */
+function measure(buffer: Event[]): BufferSizes {
+  const sizes = buffer.map((e) => EVENT_OVERHEAD + e.topic.length + e.type.length + (e.source?.length ?? 0) + jsonBytes(e.data));
+  return { sizes, bytes: sizes.reduce((a, b) => a + b, 0) };
+}
+
+/** Strings up to this length are measured without serialising: their JSON is at most 6× as long, under the data cap. */
+const SHORT_STRING = Math.floor(MAX_EVENT_DATA_BYTES / 6) - 2;
+
+/**
+ * The size of `value` as JSON, in UTF-8 bytes — exact whenever it could pass the data cap;
+ * numbers, booleans and short strings are estimated without serialising. Values JSON cannot
+ * encode (cycles, bigints) are measured as the CLI's run file would write them.
+ */
+export function jsonBytes(value: unknown): number {
+  const type = typeof value;
+  if (type === 'number' || type === 'boolean') return 8;
+  if (type === 'undefined' || type === 'function' || type === 'symbol') return 0;
+  if (type === 'string' && (value as string).length <= SHORT_STRING) return (value as string).length + 2;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    json = JSON.stringify(value, tolerant());
+  }
+  return json === undefined ? 0 : Buffer.byteLength(json);
+}
+
+/** A JSON.stringify replacer for measuring: bigints as strings, true cycles cut. */
+function tolerant() {
+  const ancestors: unknown[] = [];
+  return function (this: unknown, _key: string, value: unknown) {
+    if (typeof value === 'bigint') return String(value);
+    if (value === null || typeof value !== 'object') return value;
+    while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop();
+    if (ancestors.includes(value)) return '[Circular]';
+    ancestors.push(value);
+    return value;
+  };
+}
+
 function markPending(queue: QueueState, events: Event[]): void {
   for (const event of events) {
     queue.pending.set(event.id, { event, seq: queue.seq++, next: queue.pending.get(event.id) });
@@ -514,6 +680,11 @@ function checkTopic(topic: unknown, tool: string): asserts topic is string {
 function checkBufferSize(size: number): number {
   if (!Number.isInteger(size) || size < 0) throw invalid('events', "'bufferSize' must be a non-negative integer");
   return size;
+}
+
+function checkBufferBytes(bytes: number): number {
+  if (!Number.isInteger(bytes) || bytes < 0) throw invalid('events', "'bufferBytes' must be a non-negative integer");
+  return bytes;
 }
 
 function invalid(tool: string, message: string): AgentAppsError {

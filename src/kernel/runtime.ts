@@ -103,6 +103,10 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
       }
       (root.manager as Manager).abort('runtime closed', true);
       await logger.close();
+      // SPEC §15: what the runtime retained goes with it — replay buffers, queued events and
+      // handlers, the log ring — even while the caller still holds the runtime object.
+      (globals.internals.eventBus as import('../events/bus.ts').EventBus | undefined)?.clear();
+      logger.clear();
     },
   };
 }
