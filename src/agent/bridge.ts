@@ -81,6 +81,8 @@ export function createBridge(o: BridgeOptions): HostCall {
         if (typeof ref !== 'string' || isPathRef(ref)) throw untrustedRef('invoke', ref);
         charge(policy.budget, size, method, exec);
         const tool = await kernel.resolve(ref, paths, cwd);
+        // Ref args first: a path or URI is refused for what it is, before allowed-tools looks at it.
+        refsAreNames(tool.name, tool.decl.params, callArgs);
         const env: MatchEnv = { cwd, params: tool.decl.params };
         const check = isCallable(tool.name, tool.decl.visibility === 'hidden', policy, callArgs ?? {}, env);
         if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${skillName}' may not invoke '${ref}': ${check.why}`);
@@ -165,6 +167,13 @@ function walk(schema: unknown, value: unknown, visit: Visit, holder: Record<stri
   }
 }
 
+/** Every ref arg (`x-ref`) is a bare tool name (E_UNTRUSTED_REF otherwise); nothing is resolved. */
+function refsAreNames(tool: string, params: unknown, args: unknown): void {
+  walk(params, args, (kind, value, _holder, key) => {
+    if (kind === 'ref' && isPathRef(value)) throw untrustedRef(`${tool}'s ${key || 'ref'}`, value);
+  }, undefined, '');
+}
+
 /**
  * The arg rules for a call from agent code to `tool` with `args` (SPEC §15): a ref arg is a bare
  * name of a tool the agent could invoke with the handler's `args`; a path arg stays inside the
@@ -233,6 +242,7 @@ export async function sanitizeArgs(kernel: Kernel, paths: readonly string[], cwd
       } catch {
         throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}': no such skill`);
       }
+      refsAreNames(name, decl.params, mwArgs);
       const check = isCallable(name, decl.visibility === 'hidden', policy, mwArgs ?? {}, { cwd, params: decl.params });
       if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}': ${check.why}`);
       await checkArgs(kernel, paths, cwd, name, decl.params, mwArgs, policy, skillName);
