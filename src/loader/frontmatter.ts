@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { ConfigurationError } from '../kernel/errors.ts';
 import { isPlainObject } from '../kernel/path.ts';
 import type { Frontmatter, JsonObject, ToolDecl } from '../kernel/types.ts';
-import { NAME_RE } from './names.ts';
+import { nameProblem } from './names.ts';
 
 type Matter = (text: string, options: object) => { data: unknown; content: string };
 let matter: { parse: Matter; engine: object } | undefined;
@@ -61,7 +61,9 @@ export function declare(fm: unknown, fallbackName: string, file?: string): { nam
   const metadata = frontmatter.metadata ?? {};
   if (!isPlainObject(metadata)) throw bad(file, 'metadata', 'must be a mapping');
   const name = frontmatter.name ?? fallbackName;
-  if (typeof name !== 'string' || !NAME_RE.test(name)) throw bad(file, 'name', `'${String(name)}' is not a valid skill name (lower-case letters, digits and '-', starting with a letter or digit)`);
+  if (typeof name !== 'string') throw bad(file, 'name', `'${String(name)}' is not a valid skill name: a name is a string`);
+  const problem = nameProblem(name);
+  if (problem) throw bad(file, 'name', `'${name}' is not a valid skill name: ${problem}`);
   const description = frontmatter.description ?? metadata.description;
   if (description !== undefined && typeof description !== 'string') throw bad(file, 'description', 'must be a string');
   const params = metadata.params;

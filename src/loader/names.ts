@@ -3,6 +3,18 @@ import type { ToolDef } from '../kernel/types.ts';
 
 export const NAME_RE = /^[a-z0-9][a-z0-9-]*$/;
 
+/**
+ * Why `name` cannot be a tool name, or undefined (SPEC §3.1): names are ASCII `[a-z0-9-]` — a
+ * name must be callable as a bare ref — and neither start nor end with '-'.
+ */
+export function nameProblem(name: string): string | undefined {
+  if (NAME_RE.test(name) && !name.endsWith('-')) return undefined;
+  if (name === '') return 'a name cannot be empty';
+  if (/[^\x00-\x7f]/.test(name)) return `a name must be ASCII [a-z0-9-] (lower-case letters, digits and '-'), callable as a bare ref — '${name}' is not ASCII`;
+  if (/^[a-z0-9-]+$/.test(name)) return "a name cannot start or end with '-'";
+  return `names match ${NAME_RE} (lower-case ASCII letters, digits and '-')`;
+}
+
 /** True for anything that is not a bare tool name: paths, `file://`, `inline://`, `mcp://`, ToolDefs. */
 export function isPathRef(ref: string | ToolDef): boolean {
   return typeof ref !== 'string' || !NAME_RE.test(ref);
