@@ -10,6 +10,7 @@ import { importCodeSkill, importInline } from './code.ts';
 import { declare, parseMarkdown } from './frontmatter.ts';
 import { cachedMarkdown } from './library-cache.ts';
 import { NAME_RE, codeSkillStem, suggest } from './names.ts';
+import { MAX_FRONTMATTER_BYTES, frontmatterProblem, readSkillFile, statProblem } from './read.ts';
 import { scanRoot, type IndexEntry, type RootIndex } from './scan.ts';
 
 interface FileRecord {
@@ -159,12 +160,13 @@ export class Registry {
   }
 
   private async loadFresh(entry: IndexEntry, rec: FileRecord | undefined): Promise<LoadedTool> {
-    let mtimeMs: number;
+    let st: fs.Stats;
     try {
-      mtimeMs = fs.statSync(entry.file).mtimeMs;
+      st = fs.statSync(entry.file);
     } catch {
       throw new ToolNotFoundError(entry.name, [], `${entry.file} was removed`);
     }
+    const mtimeMs = st.mtimeMs;
     if (rec && rec.mtimeMs === mtimeMs) {
       rec.checkedAt = this.generation;
       if (rec.tool) return rec.tool;
@@ -175,6 +177,9 @@ export class Registry {
     const next: FileRecord = { mtimeMs, checkedAt: this.generation };
     this.files.set(entry.file, next);
     try {
+      // Not a regular file, or over the size cap, since the scan (or a path ref, never scanned).
+      const problem = statProblem(entry.file, st);
+      if (problem) throw new ConfigurationError(problem, { place: { file: entry.file } });
       next.tool = await this.loadFile(entry, ++versions);
       return next.tool;
     } catch (err) {
@@ -187,11 +192,15 @@ export class Registry {
     const uri = 'file://' + entry.file;
     if (entry.kind === 'code') {
       const mod = await importCodeSkill(entry.file, version);
+      const big = codeFrontmatterProblem(mod.frontmatter);
+      if (big) throw new ConfigurationError(big, { place: { file: entry.file } });
       const { name, decl, metadata, frontmatter } = declare(mod.frontmatter, entry.name, entry.file);
       return { name, kind: 'code', uri, file: entry.file, root: entry.root, frontmatter, fn: mod.fn, decl, metadata, version };
     }
     // CRLF files (written on Windows) parse like LF ones: no stray '\r' in values or the prompt.
-    const text = fs.readFileSync(entry.file, 'utf8').replace(/\r\n?/g, '\n');
+    const text = readSkillFile(entry.file).replace(/\r\n?/g, '\n');
+    const big = frontmatterProblem(text);
+    if (big) throw new ConfigurationError(big, { place: { file: entry.file } });
     const { frontmatter: fm, body } = cachedMarkdown(entry.file, text) ?? parseMarkdown(text, entry.file);
     const { name, decl, metadata, frontmatter } = declare(fm, entry.name, entry.file);
     return { name, kind: entry.kind, uri, file: entry.file, root: entry.root, frontmatter, prompt: body, decl, metadata, version };
@@ -325,4 +334,16 @@ function summary(tool: LoadedTool): ToolSummary {
   const s: ToolSummary = { name: tool.name, kind: tool.kind, origin: tool.uri, visibility: tool.decl.visibility };
   if (tool.decl.description) s.description = tool.decl.description;
   return s;
+}
+
+/** A code skill's exported frontmatter over the 1 MiB cap (as JSON), or undefined. */
+function codeFrontmatterProblem(fm: unknown): string | undefined {
+  if (fm === undefined || fm === null || typeof fm !== 'object') return undefined;
+  let size: number;
+  try {
+    size = Buffer.byteLength(JSON.stringify(fm) ?? '', 'utf8');
+  } catch {
+    return undefined;
+  }
+  return size > MAX_FRONTMATTER_BYTES ? `frontmatter is ${+(size / 1048576).toFixed(1)} MiB, over the 1 MiB limit` : undefined;
 }

@@ -4,7 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ToolKind } from '../kernel/types.ts';
-import { NAME_RE, codeSkillStem } from './names.ts';
+import { NAME_RE, codeSkillStem, nameProblem } from './names.ts';
+import { checkSkillFile, readSkillHead } from './read.ts';
 
 export interface IndexEntry {
   name: string;
@@ -12,7 +13,7 @@ export interface IndexEntry {
   file: string;
   root: string;
   dir: string;
-  /** A configuration problem found while indexing (duplicate name, bad name). */
+  /** A configuration problem found while indexing (duplicate or bad name, not a regular file, too big). */
   error?: string;
 }
 
@@ -52,34 +53,51 @@ function walk(dir: string, index: RootIndex): void {
   for (const ent of entries) {
     if (ent.name.startsWith('.')) continue;
     const file = path.join(dir, ent.name);
+    const stem = codeSkillStem(ent.name);
+    const md = ent.name.endsWith('.md') ? ent.name.slice(0, -3) : null;
     if (ent.isDirectory()) {
       if (SKIP_DIRS.has(ent.name)) continue;
       const skillMd = path.join(file, 'SKILL.md');
       if (fs.existsSync(skillMd)) {
         // An Agent Skills folder: its other files are resources, not skills.
-        add(index, { name: frontmatterName(skillMd) ?? ent.name, kind: 'skill-folder', file: skillMd, root: index.root, dir: file }, false);
+        const look = peek(skillMd);
+        const name = (look.head !== undefined ? frontmatterName(look.head) : undefined) ?? ent.name;
+        add(index, { name, kind: 'skill-folder', file: skillMd, root: index.root, dir: file, ...(look.problem ? { error: look.problem } : {}) }, false);
         continue;
       }
-      walk(file, index);
-      continue;
-    }
-    if (!ent.isFile() && !ent.isSymbolicLink()) continue;
-    let kind: ToolKind | null = null;
-    let name: string | null = null;
-    const stem = codeSkillStem(ent.name);
+      if (stem === null && md === null) {
+        walk(file, index);
+        continue;
+      }
+      // A directory named like a skill file (`x.md`, `y.skill.ts`) is broken, not a folder to walk.
+    } else if (stem === null && md === null) continue;
+    // Symlinks are followed (stat), FIFOs and devices are never opened: see read.ts.
+    const look = peek(file);
+    let kind: ToolKind;
+    let name: string;
     if (stem !== null) {
       kind = 'code';
-      name = codeName(file) ?? stem;
-    } else if (ent.name.endsWith('.md')) {
-      const fmName = frontmatterName(file);
-      const base = ent.name.slice(0, -3);
-      // A Markdown file without frontmatter whose stem is not a tool name (README.md) is a document, not a skill.
-      if (fmName === undefined && !NAME_RE.test(base)) continue;
+      name = (look.head !== undefined ? codeName(look.head) : null) ?? stem;
+    } else {
+      const fmName = look.head !== undefined ? frontmatterName(look.head) : undefined;
+      // A Markdown file without frontmatter whose stem is not a tool name (README.md) is a
+      // document, not a skill. With frontmatter it is a skill — and a bad name is its error.
+      if (look.head !== undefined && fmName === undefined && !look.head.startsWith('---') && !NAME_RE.test(md!)) continue;
       kind = 'markdown';
-      name = fmName ?? base;
+      name = fmName ?? md!;
     }
-    if (!kind || name === null) continue;
-    add(index, { name, kind, file, root: index.root, dir }, !isRoot);
+    add(index, { name, kind, file, root: index.root, dir, ...(look.problem ? { error: look.problem } : {}) }, !isRoot);
+  }
+}
+
+/** The head of a skill file, or why it cannot be one (not a regular file, too big, unreadable). */
+function peek(file: string): { head?: string; problem?: string } {
+  const { problem } = checkSkillFile(file);
+  if (problem) return { problem };
+  try {
+    return { head: readSkillHead(file) };
+  } catch (err) {
+    return { problem: (err as Error).message };
   }
 }
 
@@ -94,8 +112,10 @@ function add(index: RootIndex, entry: IndexEntry, inSubfolder: boolean): void {
     index.mains.set(entry.dir, entry);
     if (inSubfolder) return;
   }
-  if (!NAME_RE.test(entry.name)) {
-    index.broken.push({ ...entry, error: `invalid skill name '${entry.name}' — names match ${NAME_RE}` });
+  const bad = nameProblem(entry.name);
+  if (bad) {
+    // A file that could not be read keeps that error: its name is only a guess from the stem.
+    index.broken.push({ ...entry, error: entry.error ?? `invalid skill name '${entry.name}' — ${bad}` });
     return;
   }
   const existing = index.names.get(entry.name);
@@ -109,13 +129,7 @@ function add(index: RootIndex, entry: IndexEntry, inSubfolder: boolean): void {
 }
 
 /** `name:` at the top level of a leading `---` block; undefined when there is no frontmatter name. */
-function frontmatterName(file: string): string | undefined {
-  let text: string;
-  try {
-    text = readHead(file);
-  } catch {
-    return undefined;
-  }
+function frontmatterName(text: string): string | undefined {
   if (!text.startsWith('---')) return undefined;
   const end = text.indexOf('\n---', 3);
   const block = end === -1 ? text : text.slice(0, end);
@@ -124,27 +138,10 @@ function frontmatterName(file: string): string | undefined {
   return (m[1] ?? m[2] ?? m[3] ?? '').trim();
 }
 
-function codeName(file: string): string | null {
-  let text: string;
-  try {
-    text = readHead(file);
-  } catch {
-    return null;
-  }
+function codeName(text: string): string | null {
   // `export const frontmatter = { name: '…' }` or `export default defineSkill({ name: '…' }, …)`.
   const at = text.search(/frontmatter\s*[:=]|defineSkill\s*\(/);
   if (at === -1) return null;
   const m = /\bname\s*:\s*(['"`])([^'"`]+)\1/.exec(text.slice(at, at + 2000));
   return m ? m[2]! : null;
-}
-
-function readHead(file: string): string {
-  const fd = fs.openSync(file, 'r');
-  try {
-    const buf = Buffer.allocUnsafe(8192);
-    const n = fs.readSync(fd, buf, 0, buf.length, 0);
-    return buf.toString('utf8', 0, n);
-  } finally {
-    fs.closeSync(fd);
-  }
 }

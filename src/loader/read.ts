@@ -1,0 +1,97 @@
+// Reading skill files safely (SPEC §3.1, §15 "Loading never hangs"): only regular files (a FIFO,
+// a device, a directory named `x.md` is a configuration error naming it — and is never opened,
+// since opening a FIFO blocks), and never more than the caps: 5 MiB a file, 1 MiB of frontmatter.
+import fs from 'node:fs';
+import path from 'node:path';
+import { ConfigurationError } from '../kernel/errors.ts';
+
+export const MAX_SKILL_FILE_BYTES = 5 * 1024 * 1024;
+export const MAX_FRONTMATTER_BYTES = 1024 * 1024;
+
+const MiB = (n: number) => `${+(n / (1024 * 1024)).toFixed(1)} MiB`;
+// O_NONBLOCK: should the file be swapped for a FIFO between the stat and the open, the open
+// still returns at once (and the fstat after it refuses the file). Not defined on Windows.
+const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0);
+
+function kindOf(st: fs.Stats): string {
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isSocket()) return 'a socket';
+  return 'not a file';
+}
+
+/** Why `st` cannot be a skill file (not regular, over the size cap), or undefined. */
+export function statProblem(file: string, st: fs.Stats): string | undefined {
+  const base = path.basename(file);
+  if (!st.isFile()) return `${base} is not a regular file (${kindOf(st)})`;
+  if (st.size > MAX_SKILL_FILE_BYTES) return `${base} is ${MiB(st.size)}, over the ${MiB(MAX_SKILL_FILE_BYTES)} limit for a skill file`;
+  return undefined;
+}
+
+/** stat (following symlinks) + statProblem; a file that cannot be stat'ed is a problem too. */
+export function checkSkillFile(file: string): { stat?: fs.Stats; problem?: string } {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(file);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    return { problem: code === 'ENOENT' ? `${path.basename(file)} does not exist (a dangling symbolic link?)` : `cannot read ${path.basename(file)}: ${(err as Error).message}` };
+  }
+  const problem = statProblem(file, st);
+  return problem ? { stat: st, problem } : { stat: st };
+}
+
+/** The whole of a regular skill file, up to the 5 MiB cap. Throws a ConfigurationError naming the file. */
+export function readSkillFile(file: string): string {
+  // One byte past the cap tells a file that grew since the stat from one that fits.
+  const buf = readRegular(file, MAX_SKILL_FILE_BYTES + 1);
+  if (buf.length > MAX_SKILL_FILE_BYTES) throw new ConfigurationError(`${path.basename(file)} is over the ${MiB(MAX_SKILL_FILE_BYTES)} limit for a skill file`, { place: { file } });
+  return buf.toString('utf8');
+}
+
+/** The first `bytes` bytes of a regular skill file (the scan's cheap look at its name). */
+export function readSkillHead(file: string, bytes = 8192): string {
+  return readRegular(file, bytes).toString('utf8');
+}
+
+/** At most `max` bytes of `file`, checked regular before it is opened and again on the descriptor. */
+function readRegular(file: string, max: number): Buffer {
+  const { problem } = checkSkillFile(file);
+  if (problem) throw new ConfigurationError(problem, { place: { file } });
+  let fd: number;
+  try {
+    fd = fs.openSync(file, OPEN_FLAGS);
+  } catch (err) {
+    throw new ConfigurationError(`cannot read ${path.basename(file)}: ${(err as Error).message}`, { place: { file }, cause: err });
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    const again = statProblem(file, st);
+    if (again) throw new ConfigurationError(again, { place: { file } });
+    const chunks: Buffer[] = [];
+    let total = 0;
+    while (total < max) {
+      // Sized by the stat (plus a byte to see the end), so a small file costs one small buffer.
+      const chunk = Buffer.allocUnsafe(Math.min(max - total, Math.max(st.size - total + 1, 16 * 1024)));
+      const n = fs.readSync(fd, chunk, 0, chunk.length, total);
+      if (n === 0) break;
+      chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n));
+      total += n;
+    }
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The frontmatter cap: a leading `---` block whose closing `---` lies past 1 MiB. */
+export function frontmatterProblem(text: string): string | undefined {
+  if (!text.startsWith('---')) return undefined;
+  const end = text.indexOf('\n---', 3);
+  // A UTF-16 unit is at most 3 bytes of UTF-8: only a block past a third of the cap needs counting.
+  if ((end === -1 ? text.length : end) <= MAX_FRONTMATTER_BYTES / 3) return undefined;
+  const bytes = Buffer.byteLength(end === -1 ? text : text.slice(0, end), 'utf8');
+  if (bytes <= MAX_FRONTMATTER_BYTES) return undefined;
+  return `frontmatter is ${end === -1 ? 'unterminated and ' : ''}${MiB(bytes)}, over the ${MiB(MAX_FRONTMATTER_BYTES)} limit`;
+}
