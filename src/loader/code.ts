@@ -9,31 +9,74 @@ export interface CodeModule {
   fn?: ToolDef['fn'];
 }
 
-export async function importCodeSkill(file: string, version: number): Promise<CodeModule> {
-  const url = pathToFileURL(file).href + (version > 1 ? `?v=${version}` : '');
-  let mod: Record<string, unknown>;
+/** SPEC §15: an import that has not settled by then is a broken skill (E_CONFIG naming the file). */
+export const DEFAULT_IMPORT_TIMEOUT_MS = 10_000;
+
+/** `AGENT_APPS_IMPORT_TIMEOUT_MS`, read at each import (so tests and embedders may set it late). */
+export function importTimeoutMs(): number {
+  const ms = Number(process.env.AGENT_APPS_IMPORT_TIMEOUT_MS);
+  return Number.isFinite(ms) && ms > 0 ? ms : DEFAULT_IMPORT_TIMEOUT_MS;
+}
+
+/**
+ * Code modules, process-wide: one import per file and modification time, whatever the number of
+ * runtimes (SPEC §15: a createRuntime()/close() cycle leaves no module instance behind). Node
+ * keeps every module it evaluated for the life of the process, so a per-runtime URL would leak
+ * one instance per skill per runtime; an edited file gets a new URL (`?v=N`) once, on its new
+ * mtime. Only the latest import of each file is kept here.
+ */
+const modules = new Map<string, { mtimeMs: number; module: Promise<Record<string, unknown>> }>();
+let reloads = 0;
+
+export async function importCodeSkill(file: string, mtimeMs: number): Promise<CodeModule> {
+  let hit = modules.get(file);
+  if (!hit || hit.mtimeMs !== mtimeMs) {
+    // The first import of a file uses its plain URL; a file edited since gets a fresh one.
+    const url = pathToFileURL(file).href + (hit ? `?v=${++reloads}` : '');
+    hit = { mtimeMs, module: importModule(file, url) };
+    // A rejection is reported to whoever awaits it (bounded() below); none is unhandled here.
+    hit.module.catch(() => {});
+    modules.set(file, hit);
+  }
+  return fromModule(await bounded(hit.module, file), file);
+}
+
+async function importModule(file: string, url: string): Promise<Record<string, unknown>> {
   try {
-    mod = (await import(url)) as Record<string, unknown>;
+    return (await import(url)) as Record<string, unknown>;
   } catch (err) {
     const code = (err as { code?: string }).code;
     if (code === 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX' && file.endsWith('.ts')) {
       try {
         const { tsImport } = await import('tsx/esm/api');
-        mod = (await tsImport(url, import.meta.url)) as Record<string, unknown>;
+        return (await tsImport(url, import.meta.url)) as Record<string, unknown>;
       } catch (inner) {
         throw importError(file, inner);
       }
-    } else {
-      throw importError(file, err);
     }
+    throw importError(file, err);
   }
-  return fromModule(mod, file);
+}
+
+/**
+ * The import, or E_CONFIG once the timeout passes. The timer is ref'd on purpose: a top-level
+ * await that never settles holds nothing open, and without a pending timer Node would end the
+ * process (exit 13) instead of reporting the file. It is cleared as soon as the import settles,
+ * so it keeps nothing alive after that; an import that never settles holds nothing either.
+ */
+function bounded<T>(pending: Promise<T>, file: string): Promise<T> {
+  const ms = importTimeoutMs();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ConfigurationError(`import did not settle within ${ms} ms (AGENT_APPS_IMPORT_TIMEOUT_MS)`, { place: { file } })), ms);
+  });
+  return Promise.race([pending, timeout]).finally(() => clearTimeout(timer));
 }
 
 export async function importInline(source: string): Promise<CodeModule> {
   const url = `data:text/javascript,${encodeURIComponent(source)}`;
   try {
-    return fromModule((await import(url)) as Record<string, unknown>, 'inline://');
+    return fromModule(await bounded(import(url) as Promise<Record<string, unknown>>, 'inline://'), 'inline://');
   } catch (err) {
     if (err instanceof ConfigurationError) throw err;
     throw importError('inline://', err);

@@ -13,6 +13,13 @@ import { NAME_RE, codeSkillStem, suggest } from './names.ts';
 import { MAX_FRONTMATTER_BYTES, frontmatterProblem, readSkillFile, statProblem } from './read.ts';
 import { scanRoot, type IndexEntry, type RootIndex } from './scan.ts';
 
+export interface ListOptions {
+  /** Include hidden tools. */
+  all?: boolean;
+  /** Only these names (checked before anything is loaded). */
+  only?: (name: string) => boolean;
+}
+
 interface FileRecord {
   mtimeMs: number;
   checkedAt: number;
@@ -180,7 +187,7 @@ export class Registry {
       // Not a regular file, or over the size cap, since the scan (or a path ref, never scanned).
       const problem = statProblem(entry.file, st);
       if (problem) throw new ConfigurationError(problem, { place: { file: entry.file } });
-      next.tool = await this.loadFile(entry, ++versions);
+      next.tool = await this.loadFile(entry, mtimeMs, ++versions);
       return next.tool;
     } catch (err) {
       next.error = err;
@@ -188,10 +195,10 @@ export class Registry {
     }
   }
 
-  private async loadFile(entry: IndexEntry, version: number): Promise<LoadedTool> {
+  private async loadFile(entry: IndexEntry, mtimeMs: number, version: number): Promise<LoadedTool> {
     const uri = 'file://' + entry.file;
     if (entry.kind === 'code') {
-      const mod = await importCodeSkill(entry.file, version);
+      const mod = await importCodeSkill(entry.file, mtimeMs);
       const big = codeFrontmatterProblem(mod.frontmatter);
       if (big) throw new ConfigurationError(big, { place: { file: entry.file } });
       const { name, decl, metadata, frontmatter } = declare(mod.frontmatter, entry.name, entry.file);
@@ -292,12 +299,20 @@ export class Registry {
     return chain[chain.length - 1] ?? this.libraryMain();
   }
 
-  /** Every tool on the paths, loaded, shadowed ones omitted; broken files included with their error. */
-  async list(paths: readonly string[], opts: { all?: boolean } = {}): Promise<ToolSummary[]> {
+  /**
+   * Every tool on the paths, loaded, shadowed ones omitted; broken files included with their
+   * error. `only` is a cheap filter on names, applied before anything is loaded: a name it
+   * refuses is neither listed nor imported (agent discovery passes what the agent may call).
+   * Files load concurrently — each import bounded by AGENT_APPS_IMPORT_TIMEOUT_MS — so one
+   * skill that never settles costs the timeout once, not once per skill behind it.
+   */
+  async list(paths: readonly string[], opts: ListOptions = {}): Promise<ToolSummary[]> {
+    const only = opts.only ?? (() => true);
     const seen = new Set<string>();
-    const out: ToolSummary[] = [];
+    const out: (ToolSummary | Promise<ToolSummary | undefined>)[] = [];
     for (const tool of this.programmatic.values()) {
       seen.add(tool.name);
+      if (!only(tool.name)) continue;
       if (tool.decl.visibility === 'hidden' && !opts.all) continue;
       out.push(summary(tool));
     }
@@ -306,20 +321,21 @@ export class Registry {
       for (const entry of index.names.values()) {
         if (seen.has(entry.name)) continue;
         seen.add(entry.name);
-        try {
-          const tool = await this.load(entry);
-          if (tool.decl.visibility === 'hidden' && !opts.all) continue;
-          out.push(summary(tool));
-        } catch (err) {
-          out.push({ name: entry.name, kind: entry.kind, origin: 'file://' + entry.file, visibility: 'public', error: (err as Error).message });
-        }
+        if (!only(entry.name)) continue;
+        out.push(
+          this.load(entry).then(
+            (tool) => (tool.decl.visibility === 'hidden' && !opts.all ? undefined : summary(tool)),
+            (err: unknown) => ({ name: entry.name, kind: entry.kind, origin: 'file://' + entry.file, visibility: 'public' as const, error: (err as Error).message }),
+          ),
+        );
       }
       for (const b of index.broken) {
         if (index.names.get(b.name)?.file === b.file) continue;
+        if (opts.only && !only(b.name)) continue;
         out.push({ name: b.name, kind: b.kind, origin: 'file://' + b.file, visibility: 'public', error: b.error });
       }
     }
-    return out;
+    return (await Promise.all(out)).filter((s) => s !== undefined);
   }
 }
 
