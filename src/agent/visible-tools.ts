@@ -51,7 +51,9 @@ export async function resolveVisibleTools(kernel: Kernel, paths: readonly string
   const spec = opts.allowedTools ? parseAllowedTools(opts.allowedTools) : undefined;
   const mode = !spec || spec.wildcard ? 'discovery' : 'constrained';
   const excluded = [...ALWAYS_EXCLUDED, ...(opts.provider ? [opts.provider] : [])];
-  const all = await kernel.list(paths, { all: true });
+  // SPEC §15: discovery loads (imports) only the names the agent may call; the rest stay unread.
+  const only = (name: string) => isCallable(name, false, opts).ok && (mode !== 'discovery' || (spec?.named.includes(name) ?? false));
+  const all = await kernel.registry.list(paths, { all: true, only });
   const tools: ToolDoc[] = [];
   const middleware: ToolDoc[] = [];
   for (const summary of all) {
