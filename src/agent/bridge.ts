@@ -10,7 +10,8 @@
 //   sub-agent's tools are what its caller granted (`agent(allowedTools=…)`, seed 004);
 // - path args (`x-path`) stay inside the workspace (and a SKILL.md skill's folder) unless an
 //   absolute pattern in allowed-tools admits them;
-// - `$context` may add only middleware the agent could invoke, never `fn` or `remove`;
+// - `$context` may add only middleware the agent could invoke, never `fn` or `remove`, and never
+//   the config middleware (cwd, paths, model, log);
 // - a sub-agent's model config may only lower limits (`subAgentConfig`);
 // - the payloads an agent run hands the host are bounded together (`HostBudget`);
 // - `get` never returns internals, config or secrets; `set` never reaches them, the trace or usage;
@@ -243,6 +244,9 @@ export async function sanitizeArgs(kernel: Kernel, paths: readonly string[], cwd
         throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}': no such skill`);
       }
       refsAreNames(name, decl.params, mwArgs);
+      // Config middleware (cwd, paths, model, log, mcp) chooses search paths, providers and
+      // endpoints: what agent code may never choose (SPEC §15), even where allowed-tools names it.
+      if (decl.tags.includes('meta-config')) throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}': it configures the runtime (search paths, cwd, model, logging)`);
       const check = isCallable(name, decl.visibility === 'hidden', policy, mwArgs ?? {}, { cwd, params: decl.params });
       if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}': ${check.why}`);
       await checkArgs(kernel, paths, cwd, name, decl.params, mwArgs, policy, skillName);

@@ -87,6 +87,27 @@ describe('refs from agent code are bare names, checked before anything is resolv
     assert.equal(fs.existsSync(marker), false, 'attacker code ran in the host');
   });
 
+  test('config middleware (paths, cwd, model, log) cannot be added with $context, even when allowed-tools names it', async (t) => {
+    const marker = path.join(os.tmpdir(), `agent-apps-pwned-paths-${process.pid}-${Date.now()}`);
+    t.after(() => fs.rmSync(marker, { force: true }));
+    const evil = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-apps-evil-paths-'));
+    t.after(() => fs.rmSync(evil, { recursive: true, force: true }));
+    fs.writeFileSync(path.join(evil, 'wordcount.skill.mjs'), markerModule(marker));
+    const mw = (m: string) => `return ctx.manager.invoke('wordcount', { text: 'a', $context: { middleware: ${m} } })`;
+    const { out } = await tryAll(
+      t,
+      {
+        paths: mw(`{ paths: ${JSON.stringify(evil)} }`),
+        cwd: mw("{ cwd: '/' }"),
+        model: mw(`{ model: { agent: ${JSON.stringify(inlineRef(markerModule(marker)))} } }`),
+        log: mw("{ log: { level: 'trace' } }"),
+      },
+      { 'allowed-tools': 'wordcount paths cwd model log' },
+    );
+    for (const k of ['paths', 'cwd', 'model', 'log']) assert.match(out[k]!, /^E_ALLOWED_TOOLS: agent code may not add middleware '\w+': it configures the runtime/, `${k}: ${out[k]}`);
+    assert.equal(fs.existsSync(marker), false, 'attacker code ran in the host');
+  });
+
   test('through the public CLI: a scaffold-style agent skill (no allowed-tools) cannot import code with skill-describe', (t) => {
     const marker = path.join(os.tmpdir(), `agent-apps-pwned-cli-${process.pid}-${Date.now()}`);
     t.after(() => fs.rmSync(marker, { force: true }));
