@@ -101,7 +101,19 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
   } catch (err) {
     io.stderr.write(`${paint.yellow('warn')}: cannot record this run under ${config.workspace}/.agent-apps (${(err as Error).message})\n`);
   }
-  const stop = installSignals(controller, runtime, io, graceMs(g));
+  // The run's last record: written once, by whichever way the run ends.
+  let ended = false;
+  const runEnd = (fields: { level: 'info' | 'warn' | 'error'; text: string; code?: string }) => {
+    if (ended) return;
+    ended = true;
+    root.manager.log({ type: 'run-end', tag: 'cli', skill, ...fields });
+  };
+  const stop = installSignals(controller, runtime, io, graceMs(g), (sig) => {
+    // A second SIGINT exits at once (SPEC §8), but the run file still gets its run-end and the
+    // `.live` marker goes: both synchronously, before process.exit.
+    runEnd({ level: 'warn', text: `run ${skill}: ${sig} (again: exited at once)` });
+    jsonl?.close?.();
+  });
   try {
     const kernel = root.globals.internals.kernel as Kernel;
     let params: unknown;
@@ -123,10 +135,15 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
     let result: unknown;
     try {
       result = await Promise.race([runtime.invoke(skill, args), stop.interrupted]);
+      // A skill that computed synchronously kept a SIGINT / SIGTERM that came meanwhile from
+      // being handled: let it be delivered now, so the run counts as interrupted (exit 130),
+      // not as done (SPEC §15: SIGINT at any point).
+      await signalsDelivered();
     } finally {
       clearInterval(keepAlive);
     }
-    root.manager.log({ type: 'run-end', tag: 'cli', level: 'info', text: `run ${skill}: ok`, skill });
+    if (stop.signal) throw new Error(stop.signal);
+    runEnd({ level: 'info', text: `run ${skill}: ok` });
     await extras.after?.(runtime);
     if (g.profile) io.stderr.write(profileTable(root.globals.internals.profile as Profile | undefined, paint));
     const out = formatResult(result, !!g.json);
@@ -135,12 +152,12 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
   } catch (err) {
     if (stop.signal) {
       await stop.settled;
-      root.manager.log({ type: 'run-end', tag: 'cli', level: 'warn', text: `run ${skill}: ${stop.signal}`, skill });
+      runEnd({ level: 'warn', text: `run ${skill}: ${stop.signal}` });
       return stop.signal === 'SIGINT' ? EXIT.interrupted : EXIT.terminated;
     }
     // A refusal (exit 3) is not a failure (SPEC §6.6): it is recorded below error level.
     const level = exitCodeFor(err) === EXIT.refused ? 'info' : 'error';
-    root.manager.log({ type: 'run-end', tag: 'cli', level, code: (err as { code?: string })?.code, text: `run ${skill}: ${(err as Error)?.message ?? err}`, skill });
+    runEnd({ level, code: (err as { code?: string })?.code, text: `run ${skill}: ${(err as Error)?.message ?? err}` });
     await extras.after?.(runtime);
     io.stderr.write(formatError(err, { debug: !!g.debug, paint }) + '\n');
     return exitCodeFor(err);
@@ -196,7 +213,7 @@ interface SignalState {
  * up to the grace period to settle, abort the root context, exit 130 / 143. A second SIGINT
  * exits at once.
  */
-function installSignals(controller: AbortController, runtime: Runtime, io: CliIO, grace: number): SignalState {
+function installSignals(controller: AbortController, runtime: Runtime, io: CliIO, grace: number, beforeForcedExit: (sig: 'SIGINT') => void): SignalState {
   let reject!: (err: unknown) => void;
   let markSettled!: () => void;
   const state: SignalState = {
@@ -211,7 +228,14 @@ function installSignals(controller: AbortController, runtime: Runtime, io: CliIO
   state.interrupted.catch(() => {});
   const handle = async (sig: 'SIGINT' | 'SIGTERM') => {
     if (state.signal) {
-      if (sig === 'SIGINT') process.exit(EXIT.interrupted);
+      if (sig === 'SIGINT') {
+        try {
+          beforeForcedExit(sig);
+        } catch {
+          // Exiting at once matters more than the record.
+        }
+        process.exit(EXIT.interrupted);
+      }
       return;
     }
     state.signal = sig;
@@ -233,6 +257,14 @@ function installSignals(controller: AbortController, runtime: Runtime, io: CliIO
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
   return state;
+}
+
+/**
+ * Two turns of the event loop: the first may run inside the poll phase that was busy while a
+ * skill computed, so a signal that arrived meanwhile is read by the next poll, before the second.
+ */
+async function signalsDelivered(): Promise<void> {
+  for (let i = 0; i < 2; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
 function write(stream: NodeJS.WriteStream, text: string): Promise<void> {
