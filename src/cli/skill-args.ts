@@ -3,7 +3,7 @@
 // `--obj.key v` nests, `--args-json '{…}'` (or `-` for stdin) supplies JSON. Global options may
 // follow the skill name too (`run greet --name Ada --json`); `splitRunTokens` separates them.
 import { parseArgs } from 'node:util';
-import { AgentAppsError } from '../kernel/errors.ts';
+import { AgentAppsError, ValidationError } from '../kernel/errors.ts';
 import { isPlainObject, setPath } from '../kernel/path.ts';
 import type { JsonObject } from '../kernel/types.ts';
 import type { GlobalOptions } from './runtime-options.ts';
@@ -148,6 +148,7 @@ export function parseSkillArgs(tokens: string[], params: unknown): JsonObject {
     const whole = isArray && values.length === 1 ? jsonArray(values[0]) : undefined;
     const coerced = whole ?? values.map((v) => coerce(v, isArray ? items : prop, name));
     const value = isArray || coerced.length > 1 ? coerced : coerced[0];
+    refuseUnsafeKeys(value, `--${name}`, name);
     if (name.includes('.')) setPath(out, name, value);
     else out[name] = value;
   }
@@ -158,7 +159,43 @@ export function parseSkillArgs(tokens: string[], params: unknown): JsonObject {
 }
 
 const NEGATIVE_NUMBER = /^-(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
-const UNSAFE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+/** Keys that copying with assignment semantics (`o[k] = v`, Object.assign, a deep merge) would turn into a prototype. */
+export const UNSAFE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * The path (`a.b.__proto__`) of the first key in `value` — a parsed JSON or YAML value, at any
+ * depth — that is one of UNSAFE_KEYS; undefined when there is none.
+ */
+export function findUnsafeKey(value: unknown, depth = 0): string | undefined {
+  if (value === null || typeof value !== 'object' || depth > 256) return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const inner = findUnsafeKey(value[i], depth + 1);
+      if (inner !== undefined) return `${i}.${inner}`;
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    if (UNSAFE_KEYS.has(key)) return key;
+    const inner = findUnsafeKey((value as Record<string, unknown>)[key], depth + 1);
+    if (inner !== undefined) return `${key}.${inner}`;
+  }
+  return undefined;
+}
+
+/**
+ * CLI args are refused, not copied, when they hold a `__proto__` / `constructor` / `prototype`
+ * key (SPEC §15): E_VALIDATION in the args phase (exit 2), naming where.
+ */
+function refuseUnsafeKeys(value: unknown, what: string, prefix = ''): void {
+  const at = findUnsafeKey(value);
+  if (at === undefined) return;
+  const full = prefix ? `${prefix}.${at}` : at;
+  const key = full.slice(full.lastIndexOf('.') + 1);
+  throw new ValidationError(what, [
+    { instancePath: `/${full.split('.').join('/')}`, keyword: 'propertyNames', params: { propertyName: key }, schemaPath: '#/propertyNames', message: `the key '${key}' is not allowed in args (it could set a prototype)` },
+  ]);
+}
 
 function jsonArray(value: unknown): unknown[] | undefined {
   if (typeof value !== 'string' || !value.trimStart().startsWith('[')) return undefined;
@@ -235,5 +272,6 @@ export async function readArgsJson(value: string | undefined, stdin: NodeJS.Read
     throw new AgentAppsError('E_USAGE', `--args-json: not valid JSON (${(err as Error).message})`);
   }
   if (!isPlainObject(parsed)) throw new AgentAppsError('E_USAGE', '--args-json must be a JSON object');
+  refuseUnsafeKeys(parsed, '--args-json');
   return parsed as JsonObject;
 }
