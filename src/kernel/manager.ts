@@ -1,169 +1,66 @@
-// The ContextManager of seed 001 and the chain runner of seed 000 / SPEC §6.6. One manager per
-// context; it owns that context's chain position, its abort state and its lazily composed signal.
-import { AbortError, AgentAppsError, toError } from './errors.ts';
-import { sortEntries } from './order.ts';
+// The ContextManager of seed 001: the thin facade a context's code talks to. The chain runner is
+// `chain.ts`, hooks `hooks.ts`, the composed signal `signal.ts`; the manager holds one of each
+// for its context, plus its abort state, and reaches the rest of the runtime only through the
+// `KernelServices` it was handed (the orchestrator), so nothing here imports upward.
+import { AgentAppsError, toError } from './errors.ts';
 import { getPath, setPath } from './path.ts';
+import { Chain, type ChainHost } from './chain.ts';
+import { ComposedSignal } from './signal.ts';
+import type { HookInfo } from './hooks.ts';
 import type { ChainEntry, HookRef } from './plan.ts';
 import type { ContextImpl } from './context.ts';
-import type { Kernel } from './orchestrator.ts';
+import type { Logger } from './log.ts';
+import type { Registry } from '../loader/registry.ts';
 import type { ChainEntryInput, ConfigureOptions, Context, ContextManager, InvokeOptions, LoadedTool, LogInput, LogLevel, LogSettings, TailOptions, ToolDef, LogEvent } from './types.ts';
 
-interface Frame {
-  entry: ChainEntry;
-  calledNext: boolean;
-  /** For hook frames: what the hook's `target.manager.next()` runs (the wrapped entry or pipeline). */
-  onNext?: () => Promise<unknown>;
+/** What a manager needs from the kernel that created it (the orchestrator provides it). */
+export interface KernelServices {
+  readonly registry: Registry;
+  readonly logger: Logger;
+  invoke(caller: Context, ref: string | ToolDef, args?: unknown, options?: InvokeOptions): Promise<unknown>;
+  invokeEntry(served: ContextImpl, entry: ChainEntry): Promise<unknown>;
+  invokeHook(served: ContextImpl, hook: HookRef, info: HookInfo): Promise<unknown>;
 }
 
-export class Manager implements ContextManager {
+export class Manager implements ContextManager, ChainHost {
   readonly ctx: ContextImpl;
-  readonly kernel: Kernel;
+  readonly kernel: KernelServices;
   tool: LoadedTool;
-  /** Shared with the plan until `inject` or extra middleware make a private copy. */
-  chain: readonly ChainEntry[];
-  pos = 0;
-  /** The chain ran out or was stopped: further `next()` calls return the result. */
-  finished = false;
-  /** The tool's own function has run (at most once per invocation). */
-  fnRan = false;
+  /** This context's pipeline (seed 000): entries, position, the one-next() frames. */
+  readonly chain: Chain;
   aborted = false;
   abortReason: unknown;
   seedSignal: AbortSignal | undefined;
-  private frames: Frame[] = [];
-  /** `$next` hooks from the plan (seed 003); undefined means no wrapper at all. */
-  nextHooks: HookRef[] | undefined;
-  private ownsChain = false;
-  private controller: AbortController | undefined;
-  private release: (() => void)[] | undefined;
+  readonly #signal = new ComposedSignal();
 
-  constructor(ctx: ContextImpl, kernel: Kernel, tool: LoadedTool, chain: readonly ChainEntry[]) {
+  constructor(ctx: ContextImpl, kernel: KernelServices, tool: LoadedTool, entries: readonly ChainEntry[]) {
     this.ctx = ctx;
     this.kernel = kernel;
     this.tool = tool;
-    this.chain = chain;
+    this.chain = new Chain(this, entries);
   }
 
-  // ── the chain ────────────────────────────────────────────────────────────────────────────
+  // ── what the chain is handed (ChainHost): methods, not closures — one manager per invocation ──
 
-  next(): Promise<unknown> {
-    const top = this.frames.length ? this.frames[this.frames.length - 1]! : undefined;
-    if (top) {
-      if (top.calledNext) {
-        this.log({ type: 'next-called-twice', tag: 'pipeline', level: 'warn', code: 'E_NEXT_CALLED_TWICE', text: `'${top.entry.name}' called next() more than once; the second call is a no-op`, entry: top.entry.name });
-        return Promise.resolve(this.ctx.locals.result);
-      }
-      top.calledNext = true;
-      if (top.onNext) return top.onNext();
-    }
-    return this.dispatch();
+  invokeEntry(entry: ChainEntry): Promise<unknown> {
+    return this.kernel.invokeEntry(this.ctx, entry);
   }
 
-  /**
-   * Runs `hooks[i]` as middleware serving this context; its `target.manager.next()` runs the
-   * next hook, and the last one runs `inner` — so hooks form an onion around one operation.
-   */
-  runHooks(hooks: readonly HookRef[], i: number, inner: () => Promise<unknown>, info: { trigger: '$next' | '$invoke'; entry?: string; args: unknown }): Promise<unknown> {
-    if (i >= hooks.length) return inner();
-    const hook = hooks[i]!;
-    const frame: Frame = { entry: { name: hook.name, args: hook.args }, calledNext: false, onNext: () => this.runHooks(hooks, i + 1, inner, info) };
-    this.frames.push(frame);
-    const done = () => {
-      const at = this.frames.lastIndexOf(frame);
-      if (at !== -1) this.frames.splice(at, 1);
-    };
-    return this.kernel.invokeHook(this.ctx, hook, info).then(
-      async (value) => {
-        done();
-        // A hook that never called next() still lets the wrapped operation run: hooks observe, they do not gate.
-        if (!frame.calledNext) await inner();
-        return value;
-      },
-      (err) => {
-        done();
-        throw err;
-      },
-    );
+  invokeHook(hook: HookRef, info: HookInfo): Promise<unknown> {
+    return this.kernel.invokeHook(this.ctx, hook, info);
   }
 
-  /** Starts the chain from the pipeline's side (not a middleware's next()): `$invoke` hooks wrap this. */
-  startChain(): Promise<unknown> {
-    return this.dispatch();
-  }
-
-  private async dispatch(): Promise<unknown> {
-    const ctx = this.ctx;
-    for (;;) {
-      if (this.finished || this.isAborted()) return ctx.locals.result;
-      if (this.pos >= this.chain.length) {
-        this.finished = true;
-        // Leaf fallback: no executor ran the tool (built-in middleware, whose own pipelines are
-        // demoted by the SCC rule), so the kernel calls the tool's function directly.
-        if (!this.fnRan && this.tool.fn) {
-          const value = await this.runFunction();
-          if (value !== undefined) ctx.locals.result = value;
-        }
-        return ctx.locals.result;
-      }
-      const entry = this.chain[this.pos++]!;
-      if (!entry.fn) {
-        if (this.inAncestry(entry.name)) {
-          // Runtime cycle skip (seed 000): the entry's tool already serves this pipeline.
-          this.log({ type: 'cycle-skip', tag: 'pipeline', level: 'warn', text: `skipped '${entry.name}': it already appears in this pipeline's ancestry`, entry: entry.name });
-          continue;
-        }
-        if (entry.dynamic && !this.kernel.registry.has(entry.name, ctx.locals.config.paths)) continue;
-      }
-      if (this.nextHooks && ctx.nonlocals.debug !== false) {
-        await this.runHooks(this.nextHooks, 0, () => this.runEntry(entry), { trigger: '$next', entry: entry.name, args: entry.args });
-        return ctx.locals.result;
-      }
-      return this.runEntry(entry);
-    }
-  }
-
-  /** One chain entry: invoke it (or call its fn), then apply seed 000's return-value rules. */
-  private async runEntry(entry: ChainEntry): Promise<unknown> {
-    const ctx = this.ctx;
-    const frame: Frame = { entry, calledNext: false };
-    this.frames.push(frame);
-    let value: unknown;
-    try {
-      value = entry.fn ? await entry.fn(ctx, entry.args) : await this.kernel.invokeEntry(ctx, entry);
-    } catch (err) {
-      if (err instanceof AbortError) {
-        // Refusal unwinds like a return (seed 002): upstream post-steps run, and the pipeline
-        // rejects with the AbortError at its end. A middleware refusing through its own context
-        // refuses the served tool; an abort from above is logged once, where it happened.
-        if (!this.isAborted()) this.abort(err.reason);
-        return ctx.locals.result;
-      }
-      throw err;
-    } finally {
-      const i = this.frames.lastIndexOf(frame);
-      if (i !== -1) this.frames.splice(i, 1);
-    }
-    if (value !== undefined) {
-      // A chain entry's return value is the served context's result and ends the chain.
-      ctx.locals.result = value;
-      this.finished = true;
-    } else if (!frame.calledNext && !this.finished && !this.isAborted() && this.pos < this.chain.length) {
-      // Type and code are both the seed's name for it, so it can be found either way.
-      this.log({ type: 'E_PIPELINE_SHORT_CIRCUITED', tag: 'pipeline', level: 'warn', code: 'E_PIPELINE_SHORT_CIRCUITED', text: `'${entry.name}' returned without calling next(), finish() or abort(); ${this.chain.length - this.pos} entr${this.chain.length - this.pos === 1 ? 'y' : 'ies'} did not run`, entry: entry.name });
-      this.finished = true;
-    }
-    return ctx.locals.result;
-  }
-
-  /** Runs the tool's own function once (the `execute` middleware and the leaf fallback). */
-  async runFunction(): Promise<unknown> {
-    if (this.fnRan) return this.ctx.locals.result;
-    this.fnRan = true;
+  get fn(): (() => unknown) | undefined {
     const fn = this.tool.fn;
-    if (!fn) return undefined;
-    return fn(this.ctx, this.ctx.args);
+    const ctx = this.ctx;
+    return fn ? () => fn(ctx, ctx.args) : undefined;
   }
 
-  private inAncestry(name: string): boolean {
+  has(name: string): boolean {
+    return this.kernel.registry.has(name, this.ctx.locals.config.paths);
+  }
+
+  inAncestry(name: string): boolean {
     // Only chain links count: an independent invoke starts a fresh pipeline (seed 000).
     for (let c: Context | null = this.ctx; c; ) {
       if (c.run.tool.name === name) return true;
@@ -172,32 +69,27 @@ export class Manager implements ContextManager {
     return false;
   }
 
-  inject(input: ChainEntryInput[] | ChainEntryInput): void {
-    const list = Array.isArray(input) ? input : [input];
-    if (!list.length) return;
-    const entries: ChainEntry[] = list.map((e) => {
-      if (!e || typeof e.name !== 'string') throw new AgentAppsError('E_CONFIG', 'inject() takes entries of the form { name, args?, before?, after?, fn? }');
-      return { name: e.name, args: e.args, before: e.before, after: e.after, fn: e.fn };
-    });
-    const done = this.chain.slice(0, this.pos);
-    let rest = [...entries, ...this.chain.slice(this.pos)];
-    // Entries with explicit constraints re-sort the remaining chain; executed names are gone, so
-    // constraints naming them are ignored by the sort.
-    if (entries.some((e) => e.before?.length || e.after?.length)) rest = sortEntries(rest);
-    this.chain = [...done, ...rest];
-    this.ownsChain = true;
+  hooksSilenced(): boolean {
+    return this.ctx.nonlocals.debug === false;
   }
 
-  /** Replaces the chain before it starts (extra middleware, SPEC §6.5). */
-  setChain(chain: ChainEntry[]): void {
-    this.chain = chain;
-    this.ownsChain = true;
+  // ── the chain (chain.ts) ─────────────────────────────────────────────────────────────────
+
+  next(): Promise<unknown> {
+    return this.chain.next();
+  }
+
+  /** Runs the tool's own function once (the `execute` middleware and the leaf fallback). */
+  runFunction(): Promise<unknown> {
+    return this.chain.runFunction();
+  }
+
+  inject(input: ChainEntryInput[] | ChainEntryInput): void {
+    this.chain.inject(input);
   }
 
   finish(value?: unknown): unknown {
-    this.ctx.locals.result = value;
-    this.finished = true;
-    return value;
+    return this.chain.finish(value);
   }
 
   fail(error: unknown): never {
@@ -206,12 +98,14 @@ export class Manager implements ContextManager {
     throw err;
   }
 
+  // ── refusal and the signal (signal.ts) ──────────────────────────────────────────────────
+
   abort(reason?: unknown, quiet = false): void {
     if (this.aborted) return;
     this.aborted = true;
     this.abortReason = reason;
     if (!quiet) this.log({ type: 'abort', tag: 'pipeline', level: 'info', text: `aborted${reason === undefined ? '' : `: ${reason instanceof Error ? reason.message : String(reason)}`}`, ...(reason === undefined ? {} : { reason }) });
-    this.controller?.abort(reason);
+    this.#signal.abort(reason);
   }
 
   isAborted(): boolean {
@@ -235,33 +129,17 @@ export class Manager implements ContextManager {
     return p ? (p.manager as Manager) : undefined;
   }
 
-  // ── signals: own controller + parent + seed, composed by listeners (SPEC §5) ────────────
-
   get signal(): AbortSignal {
-    if (this.controller) return this.controller.signal;
-    const controller = new AbortController();
-    this.controller = controller;
-    if (this.isAborted()) {
-      controller.abort(this.effectiveAbortReason());
-      return controller.signal;
-    }
-    const follow = (source: AbortSignal) => {
-      const onAbort = () => controller.abort(source.reason);
-      source.addEventListener('abort', onAbort, { once: true });
-      (this.release ??= []).push(() => source.removeEventListener('abort', onAbort));
-    };
-    const parent = this.parentManager();
-    if (parent) follow(parent.signal);
-    if (this.seedSignal) follow(this.seedSignal);
-    return controller.signal;
+    return this.#signal.get({
+      parent: () => this.parentManager()?.signal,
+      seed: this.seedSignal,
+      aborted: () => (this.isAborted() ? { reason: this.effectiveAbortReason() } : undefined),
+    });
   }
 
   /** Called when the invocation settles: drop the listeners this context put on others. */
   dispose(): void {
-    if (this.release) {
-      for (const r of this.release) r();
-      this.release = undefined;
-    }
+    this.#signal.release();
   }
 
   // ── invoke, refresh ─────────────────────────────────────────────────────────────────────

@@ -48,7 +48,7 @@ export class Kernel {
     manager.seedSignal = signal;
     ctx.bind(manager);
     ctx.nonlocals.rootContextId = ctx.envelope.id;
-    manager.finished = true;
+    manager.chain.finished = true;
     return ctx;
   }
 
@@ -136,7 +136,7 @@ export class Kernel {
     if (seed) this.applySeed(ctx, manager, seed);
     if (cached) return this.execute(ctx, manager, cached);
     return this.planner.plan(tool, paths).then((plan) => {
-      manager.chain = plan.entries;
+      manager.chain.entries = plan.entries;
       return this.execute(ctx, manager, plan);
     });
   }
@@ -168,11 +168,11 @@ export class Kernel {
     const extra = ctx.locals.middleware;
     const inherited = ctx.envelope.hasOtherTarget ? undefined : ctx.nonlocals.middleware;
     try {
-      if (extra || inherited) manager.setChain(mergeExtra(plan.entries, inherited, extra));
+      if (extra || inherited) manager.chain.entries = mergeExtra(plan.entries, inherited, extra);
       const hooks = plan.hooks && ctx.nonlocals.debug !== false ? plan.hooks : null;
       if (hooks) {
-        if (hooks.next.length) manager.nextHooks = hooks.next;
-        if (hooks.invoke.length) await manager.runHooks(hooks.invoke, 0, () => manager.startChain(), { trigger: '$invoke', args: ctx.args });
+        if (hooks.next.length) manager.chain.nextHooks = hooks.next;
+        if (hooks.invoke.length) await manager.chain.wrap(hooks.invoke, () => manager.chain.start(), { trigger: '$invoke', args: ctx.args });
         else await manager.next();
       } else await manager.next();
       if (manager.isAborted()) throw new AbortError(manager.effectiveAbortReason());

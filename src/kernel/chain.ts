@@ -1,0 +1,186 @@
+// The onion (seed 000 "The Middleware Chain", seed 002, SPEC §6.6): one pipeline's chain of
+// entries, run one `next()` at a time. Like koa-compose it is *handed* what it runs — the
+// `ChainHost` invokes an entry's tool, a hook, or the served tool's own function — and imports
+// nothing above it. The rules it enforces, each where it happens:
+// - a second `next()` from the same entry is a no-op that logs `next-called-twice`;
+// - an entry that returns `undefined` without `next()`, `finish()` or `abort()` while entries
+//   remain logs `E_PIPELINE_SHORT_CIRCUITED` and ends the chain;
+// - an entry's return value is the served context's result and ends the chain;
+// - an entry whose tool already serves this pipeline's ancestry is skipped (runtime cycle skip);
+// - a `$dynamic` entry whose tool is still absent is skipped;
+// - when the chain runs out and no executor ran the tool, its function runs (leaf fallback) —
+//   at most once per invocation;
+// - an AbortError from an entry is refusal: the chain stops, upstream post-steps run.
+import { AbortError, AgentAppsError } from './errors.ts';
+import { sortEntries } from './order.ts';
+import { runHooks, type HookFrame, type HookInfo } from './hooks.ts';
+import type { ChainEntry, HookRef } from './plan.ts';
+import type { ChainEntryInput, Context, LogInput } from './types.ts';
+
+/** What a chain needs from the context it serves. */
+export interface ChainHost {
+  /** The served context: entries with an `fn` are called with it; its `locals.result` is the result. */
+  readonly ctx: Context;
+  /** Invokes an entry's tool as middleware serving this context (seed 000: middleware are skills). */
+  invokeEntry(entry: ChainEntry): Promise<unknown>;
+  /** Invokes a `$hook` tool serving this context (seed 003). */
+  invokeHook(hook: HookRef, info: HookInfo): Promise<unknown>;
+  /** The served tool's own function, if it has one. */
+  readonly fn: (() => unknown) | undefined;
+  /** Is a `$dynamic` entry's tool on the paths now? */
+  has(name: string): boolean;
+  /** Does `name` already serve this pipeline or one it serves? */
+  inAncestry(name: string): boolean;
+  /** `nonlocals.debug === false`: this subtree runs without hooks. */
+  hooksSilenced(): boolean;
+  isAborted(): boolean;
+  abort(reason: unknown): void;
+  log(event: LogInput): void;
+}
+
+export class Chain {
+  #entries: readonly ChainEntry[];
+  #pos = 0;
+  /** The chain ran out or was stopped: further `next()` calls return the result. */
+  finished = false;
+  /** The tool's own function has run (at most once per invocation). */
+  #fnRan = false;
+  /** The entries (and hooks) running now, innermost last: whose `next()` is being called. */
+  readonly #frames: HookFrame[] = [];
+  /** `$next` hooks from the plan (seed 003); undefined means no wrapper at all. */
+  nextHooks: readonly HookRef[] | undefined;
+  readonly #host: ChainHost;
+
+  constructor(host: ChainHost, entries: readonly ChainEntry[]) {
+    this.#host = host;
+    this.#entries = entries;
+  }
+
+  get entries(): readonly ChainEntry[] {
+    return this.#entries;
+  }
+
+  /** Replaces the entries before the chain starts (a plan computed late, extra middleware). */
+  set entries(entries: readonly ChainEntry[]) {
+    this.#entries = entries;
+  }
+
+  /** `ctx.manager.next()`: runs the rest of the chain from the calling entry. */
+  next(): Promise<unknown> {
+    const top = this.#frames.length ? this.#frames[this.#frames.length - 1]! : undefined;
+    if (top) {
+      if (top.calledNext) {
+        this.#host.log({ type: 'next-called-twice', tag: 'pipeline', level: 'warn', code: 'E_NEXT_CALLED_TWICE', text: `'${top.entry.name}' called next() more than once; the second call is a no-op`, entry: top.entry.name });
+        return Promise.resolve(this.#host.ctx.locals.result);
+      }
+      top.calledNext = true;
+      if (top.onNext) return top.onNext();
+    }
+    return this.#dispatch();
+  }
+
+  /** Starts the chain from the pipeline's side (not a middleware's `next()`): `$invoke` hooks wrap this. */
+  start(): Promise<unknown> {
+    return this.#dispatch();
+  }
+
+  /** `hooks` as an onion around `inner` (seed 003), on this chain's frames. */
+  wrap(hooks: readonly HookRef[], inner: () => Promise<unknown>, info: HookInfo): Promise<unknown> {
+    return runHooks(this.#frames, hooks, 0, inner, info, (hook) => this.#host.invokeHook(hook, info));
+  }
+
+  async #dispatch(): Promise<unknown> {
+    const host = this.#host;
+    for (;;) {
+      if (this.finished || host.isAborted()) return host.ctx.locals.result;
+      if (this.#pos >= this.#entries.length) {
+        this.finished = true;
+        // Leaf fallback: no executor ran the tool (built-in middleware, whose own pipelines are
+        // demoted by the SCC rule), so the kernel calls the tool's function directly.
+        if (!this.#fnRan && host.fn) {
+          const value = await this.runFunction();
+          if (value !== undefined) host.ctx.locals.result = value;
+        }
+        return host.ctx.locals.result;
+      }
+      const entry = this.#entries[this.#pos++]!;
+      if (!entry.fn) {
+        if (host.inAncestry(entry.name)) {
+          // Runtime cycle skip (seed 000): the entry's tool already serves this pipeline.
+          host.log({ type: 'cycle-skip', tag: 'pipeline', level: 'warn', text: `skipped '${entry.name}': it already appears in this pipeline's ancestry`, entry: entry.name });
+          continue;
+        }
+        if (entry.dynamic && !host.has(entry.name)) continue;
+      }
+      if (this.nextHooks && !host.hooksSilenced()) {
+        await this.wrap(this.nextHooks, () => this.#runEntry(entry), { trigger: '$next', entry: entry.name, args: entry.args });
+        return host.ctx.locals.result;
+      }
+      return this.#runEntry(entry);
+    }
+  }
+
+  /** One chain entry: invoke it (or call its fn), then apply seed 000's return-value rules. */
+  async #runEntry(entry: ChainEntry): Promise<unknown> {
+    const host = this.#host;
+    const frame: HookFrame = { entry, calledNext: false };
+    this.#frames.push(frame);
+    let value: unknown;
+    try {
+      value = entry.fn ? await entry.fn(host.ctx, entry.args) : await host.invokeEntry(entry);
+    } catch (err) {
+      if (err instanceof AbortError) {
+        // Refusal unwinds like a return (seed 002): upstream post-steps run, and the pipeline
+        // rejects with the AbortError at its end. A middleware refusing through its own context
+        // refuses the served tool; an abort from above is logged once, where it happened.
+        if (!host.isAborted()) host.abort(err.reason);
+        return host.ctx.locals.result;
+      }
+      throw err;
+    } finally {
+      const i = this.#frames.lastIndexOf(frame);
+      if (i !== -1) this.#frames.splice(i, 1);
+    }
+    if (value !== undefined) {
+      // A chain entry's return value is the served context's result and ends the chain.
+      host.ctx.locals.result = value;
+      this.finished = true;
+    } else if (!frame.calledNext && !this.finished && !host.isAborted() && this.#pos < this.#entries.length) {
+      const left = this.#entries.length - this.#pos;
+      // Type and code are both the seed's name for it, so it can be found either way.
+      host.log({ type: 'E_PIPELINE_SHORT_CIRCUITED', tag: 'pipeline', level: 'warn', code: 'E_PIPELINE_SHORT_CIRCUITED', text: `'${entry.name}' returned without calling next(), finish() or abort(); ${left} entr${left === 1 ? 'y' : 'ies'} did not run`, entry: entry.name });
+      this.finished = true;
+    }
+    return host.ctx.locals.result;
+  }
+
+  /** Runs the tool's own function once (the `execute` middleware and the leaf fallback). */
+  async runFunction(): Promise<unknown> {
+    if (this.#fnRan) return this.#host.ctx.locals.result;
+    this.#fnRan = true;
+    return this.#host.fn?.();
+  }
+
+  /** `ctx.manager.inject()`: entries run next, re-sorting the rest when they carry constraints. */
+  inject(input: ChainEntryInput[] | ChainEntryInput): void {
+    const list = Array.isArray(input) ? input : [input];
+    if (!list.length) return;
+    const entries: ChainEntry[] = list.map((e) => {
+      if (!e || typeof e.name !== 'string') throw new AgentAppsError('E_CONFIG', 'inject() takes entries of the form { name, args?, before?, after?, fn? }');
+      return { name: e.name, args: e.args, before: e.before, after: e.after, fn: e.fn };
+    });
+    const done = this.#entries.slice(0, this.#pos);
+    let rest = [...entries, ...this.#entries.slice(this.#pos)];
+    // Entries with explicit constraints re-sort the remaining chain; executed names are gone, so
+    // constraints naming them are ignored by the sort.
+    if (entries.some((e) => e.before?.length || e.after?.length)) rest = sortEntries(rest);
+    this.#entries = [...done, ...rest];
+  }
+
+  /** `ctx.manager.finish(value)`: the result, and no further entry runs. */
+  finish(value: unknown): unknown {
+    this.#host.ctx.locals.result = value;
+    this.finished = true;
+    return value;
+  }
+}
