@@ -3,7 +3,7 @@
 // process mode the child forwards the JSON text to the parent, which answers with it (process.ts).
 
 import { ConfigurationError } from '../kernel/errors.ts';
-import type { SandboxHost, SandboxOptions, SandboxResult } from './sandbox.ts';
+import type { SandboxHost, SandboxOptions, SandboxResult } from './types.ts';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_MEMORY_MB = 128;

@@ -29,7 +29,7 @@ import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { AbortError, AgentAppsError } from '../kernel/errors.ts';
 import { answerHostCall, failure, limitsOf, messageOf, SPIN_MS, Spinner, type Limits } from './common.ts';
-import type { RunOptions, SandboxEngine, SandboxHost, SandboxOptions, SandboxResult } from './sandbox.ts';
+import type { RunOptions, SandboxEngine, SandboxHost, SandboxOptions, SandboxResult } from './types.ts';
 
 /** The child's entry: child.ts next to this file (child.js in a build). */
 const CHILD_ENTRY = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './child.ts' : './child.js', import.meta.url));
