@@ -130,6 +130,8 @@ export default async function agent(ctx: Context, args: AgentArgs) {
     allowedTools: args.allowedTools,
     self: skillName,
     provider,
+    // A sub-agent may use only what its caller may, unless the caller's allowed-tools granted it tools (agent(allowedTools=…)).
+    within: caller ? internals.subAgentWithin(caller, args, cwd, ctx.run.tool.params) : undefined,
     roots: [served.locals.config.workspace, ...(skillDir ? [skillDir] : [])].map(internals.realPath),
     model: { ...effective, maxTurns, maxSteps, sandbox: { ...sandboxConfig, timeoutMs: sandboxConfig.timeoutMs ?? 30_000, memoryMb: sandboxConfig.memoryMb ?? 128, hostMb: sandboxConfig.hostMb ?? internals.DEFAULT_HOST_MB } },
     // Sub-agents share their caller's budget: together they pin no more than it may.

@@ -20,5 +20,7 @@ export default async function skillDescribe(ctx: Context, args: { name: string }
     const tool = await kernel.resolve(args.name, ctx.locals.config.paths, ctx.locals.config.cwd);
     if (!callable(tool.name, tool.decl.visibility === 'hidden')) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${args.name}' is not available to this agent (allowed-tools, hidden, or the agent itself)`);
   }
-  return kernel.describe(args.name, ctx.locals.config.paths, ctx.locals.config.cwd);
+  const described = await kernel.describe(args.name, ctx.locals.config.paths, ctx.locals.config.cwd);
+  // Agent code never reads config secrets (SPEC §15): the cascade's values are redacted for it.
+  return callable ? internals.scrub(described, 'describe') : described;
 }

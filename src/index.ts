@@ -9,7 +9,7 @@ import { eventBus, eventBusReady } from './events/runtime.ts';
 import type { Sandbox, SandboxOptions } from './sandbox/sandbox.ts';
 import { systemPrompt, userMessage } from './agent/prompt.ts';
 import { isCallable } from './agent/visible-tools.ts';
-import { createBridge, jsonSafe, subAgentConfig, DEFAULT_HOST_MB, type AgentPolicy } from './agent/bridge.ts';
+import { createBridge, jsonSafe, scrub, subAgentConfig, subAgentWithin, DEFAULT_HOST_MB, type AgentPolicy } from './agent/bridge.ts';
 import { realPath } from './kernel/allowed-tools.ts';
 import { parseSkillArgs } from './cli/skill-args.ts';
 
@@ -108,6 +108,9 @@ export const internals = {
   /** The host-call policy for agent code (src/agent/bridge.ts). */
   createBridge,
   subAgentConfig,
+  subAgentWithin,
+  /** A JSON copy without internals, config or secrets: what agent code may see of host data. */
+  scrub,
   jsonSafe,
   realPath,
   DEFAULT_HOST_MB,

@@ -81,6 +81,7 @@ export function createBridge(o: BridgeOptions): HostCall {
         const [ref, callArgs] = a as [unknown, unknown];
         if (typeof ref !== 'string' || isPathRef(ref)) throw untrustedRef('invoke', ref);
         charge(policy.budget, size, method, exec);
+        noProtoKeys(callArgs, 'invoke args');
         const tool = await kernel.resolve(ref, paths, cwd);
         // Ref args first: a path or URI is refused for what it is, before allowed-tools looks at it.
         refsAreNames(tool.name, tool.decl.params, callArgs);
@@ -111,6 +112,7 @@ export function createBridge(o: BridgeOptions): HostCall {
       case 'set': {
         const p = checkSetPath(a[0]);
         charge(policy.budget, size, method, exec);
+        noProtoKeys(a[1], 'a set() value');
         served.manager.set(p, a[1]);
         return null;
       }
@@ -123,6 +125,22 @@ export function createBridge(o: BridgeOptions): HostCall {
         throw new AgentAppsError('E_SANDBOX', `unknown host call '${method}'`);
     }
   };
+}
+
+/**
+ * JSON from the sandbox may carry an own `__proto__` key; copied with assignment anywhere on the
+ * host it would become a prototype, whose inherited values no own-key check sees. Refused at any depth.
+ */
+function noProtoKeys(value: unknown, what: string, depth = 0): void {
+  if (value === null || typeof value !== 'object' || depth > 64) return;
+  if (Array.isArray(value)) {
+    for (const v of value) noProtoKeys(v, what, depth + 1);
+    return;
+  }
+  for (const k of Object.keys(value)) {
+    if (k === '__proto__') throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may not pass a '__proto__' key (in ${what})`);
+    noProtoKeys((value as Record<string, unknown>)[k], what, depth + 1);
+  }
 }
 
 function untrustedRef(where: string, ref: unknown): AgentAppsError {
@@ -180,7 +198,7 @@ function refsAreNames(tool: string, params: unknown, args: unknown): void {
  * name of a tool the agent could invoke with the handler's `args`; a path arg stays inside the
  * policy's roots unless an absolute pattern in the agent's allowed-tools admits it.
  */
-export async function checkArgs(kernel: Kernel, paths: readonly string[], cwd: string, tool: string, params: unknown, args: unknown, policy: AgentPolicy, skillName: string): Promise<void> {
+export async function checkArgs(kernel: Kernel, paths: readonly string[], cwd: string, tool: string, params: unknown, args: unknown, policy: AgentPolicy, skillName: string, depth = 0): Promise<void> {
   const found: { kind: 'ref' | 'path'; value: string; holder: Record<string, unknown> | undefined; key: string }[] = [];
   walk(params, args, (kind, value, holder, key) => found.push({ kind, value, holder, key }), undefined, '');
   for (const f of found) {
@@ -188,8 +206,14 @@ export async function checkArgs(kernel: Kernel, paths: readonly string[], cwd: s
       if (isPathRef(f.value)) throw untrustedRef(`${tool}'s ${f.key || 'ref'}`, f.value);
       const named = await kernel.resolve(f.value, paths, cwd);
       const handlerArgs = isPlainObject(f.holder?.args) ? f.holder!.args : {};
+      // The handler's args become the top-level args of its invocation, later and from elsewhere
+      // (the bus, a delegate): no `$context` or other `$`-key may ride along in them.
+      const dollar = Object.keys(handlerArgs).find((k) => k.startsWith('$'));
+      if (dollar) throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may not pass '${dollar}' in the args of ${tool}'s ${f.key || 'ref'}`);
       const check = isCallable(named.name, named.decl.visibility === 'hidden', policy, handlerArgs, { cwd, params: named.decl.params });
       if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${skillName}' may not name '${f.value}' as ${tool}'s ${f.key || 'ref'}: ${check.why}`);
+      // …and they pass the same arg rules as if the agent invoked the handler itself.
+      if (depth < 8) await checkArgs(kernel, paths, cwd, named.name, named.decl.params, handlerArgs, policy, skillName, depth + 1);
     } else {
       const real = realPath(path.resolve(cwd, f.value));
       if (policy.roots.some((root) => isInside(real, root))) continue;
@@ -257,6 +281,18 @@ export async function sanitizeArgs(kernel: Kernel, paths: readonly string[], cwd
 }
 
 // ── sub-agents ──────────────────────────────────────────────────────────────────────────────
+
+/**
+ * The ceilings on a sub-agent's tools (seed 004, SPEC §15). A caller whose allowed-tools admitted
+ * this very `agent` call through a constraint on `allowedTools` (`agent(allowedTools=wordcount)`)
+ * granted those tools explicitly; otherwise the sub-agent may use only what its caller may too.
+ */
+export function subAgentWithin(caller: AgentPolicy, args: unknown, cwd: string, params: unknown): readonly VisibleOptions[] | undefined {
+  const granted = caller.allowedTools !== undefined && parseAllowedTools(caller.allowedTools).rules.some(
+    (r) => r.match('agent') && r.constraints.some((c) => c.key === 'allowedTools') && parseAllowedTools(r.text).allows('agent', args, { cwd, params }),
+  );
+  return granted ? caller.within : [caller, ...(caller.within ?? [])];
+}
 
 /** Limits agent code may lower for a sub-agent (SPEC §15); `temperature` it may set. */
 const LOWERABLE = ['maxTurns', 'maxSteps'] as const;
@@ -328,10 +364,15 @@ function checkSetPath(p: unknown): string {
   return path;
 }
 
-const SECRET = /key|token|secret|password/i;
+const SECRET = /key|token|secret|password|passwd|authorization|credential|bearer|cookie/i;
+const SECRET_VALUE = /^\s*(?:bearer|basic|token)\s+\S/i;
 
-/** A value under a secret-looking key (the log's redaction rule: counts named …Tokens and flags are not secrets). */
+/**
+ * A value under a secret-looking key (the log's redaction rule: counts named …Tokens and flags are
+ * not secrets), or a string that reads as a credential (`Bearer …`) under any key.
+ */
 function isSecret(key: string, value: unknown): boolean {
+  if (typeof value === 'string' && SECRET_VALUE.test(value)) return true;
   if (!SECRET.test(key) || key === 'rootContextId') return false;
   if (value === null || value === undefined || typeof value === 'boolean') return false;
   return !(/tokens$/i.test(key) && typeof value !== 'string');

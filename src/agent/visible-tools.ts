@@ -30,12 +30,27 @@ export interface VisibleOptions {
   self?: string;
   /** The agent provider in use (always excluded). */
   provider?: string;
+  /**
+   * The policies of the agents whose code started this one without granting it tools explicitly
+   * (SPEC §15: a sub-agent's limits are ceilings from its caller): a call must pass them too.
+   */
+  within?: readonly VisibleOptions[];
 }
 
 const ALWAYS_EXCLUDED = ['agent', 'agent-strands'];
 
 /** May agent code invoke `name` (with `args`)? The same rules as discovery, applied at call time. */
 export function isCallable(name: string, hidden: boolean, opts: VisibleOptions, args?: unknown, env?: MatchEnv): { ok: true } | { ok: false; why: string } {
+  const own = callableBy(name, hidden, opts, args, env);
+  if (!own.ok) return own;
+  for (const outer of opts.within ?? []) {
+    const check = callableBy(name, hidden, outer, args, env);
+    if (!check.ok) return { ok: false, why: `the agent whose code started this one may not use it either (${check.why})` };
+  }
+  return own;
+}
+
+function callableBy(name: string, hidden: boolean, opts: VisibleOptions, args?: unknown, env?: MatchEnv): { ok: true } | { ok: false; why: string } {
   const spec = opts.allowedTools ? parseAllowedTools(opts.allowedTools) : undefined;
   const named = spec?.named.includes(name) ?? false;
   // Without args (discovery) the name decides; arg constraints are checked when the call happens.

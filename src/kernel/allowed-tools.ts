@@ -6,7 +6,7 @@
 //   against the caller's cwd, `..` folded and symlinks followed, then matched against the pattern
 //   resolved the same way: `*` never crosses `/`, and `docs/*` never admits `docs/../x`;
 // - a command (`x-command`, or a key named command) must be one simple command — no `;`, `&`,
-//   `|`, backtick, `$(`, `<`, `>` or newline — and then matches with `*` crossing `/`;
+//   `|`, backtick, `$`, `<`, `>` or newline — and then matches with `*` crossing `/`;
 // - anything else (refs, names, ids) matches as text, `*` crossing `/`.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -95,9 +95,13 @@ export function argKind(key: string, params?: unknown): ArgKind {
   return 'text';
 }
 
-/** A shell command with nothing that chains, substitutes or redirects: one simple command (SPEC §15). */
+/**
+ * A shell command with nothing that chains, substitutes, expands or redirects: one simple command
+ * (SPEC §15). `$` is refused outright — `$VAR` would read the host's environment, credentials
+ * included — as are other line breaks (U+2028/9) that a shell or a reader may treat as one.
+ */
 export function isSimpleCommand(command: string): boolean {
-  return !/[;&|`<>\n\r]|\$\(/.test(command);
+  return !/[;&|`<>\n\r\u2028\u2029$\0]/.test(command);
 }
 
 /** The real path of `file`: symlinks of its longest existing prefix resolved, the rest appended. */
