@@ -78,8 +78,10 @@ export interface QueueState {
   waiters: Set<Waiter>;
 }
 
-/** The sizes (in bytes, as measured at emit) of a replay buffer's events, index for index. */
+/** A replay buffer's bookkeeping: its array (the one in `eventBuffers`) and the sizes of its events. */
 export interface BufferSizes {
+  buffer: Event[];
+  /** The size in bytes of each event in `buffer`, index for index, as measured at emit. */
   sizes: number[];
   /** Their sum: what the buffer array retains. */
   bytes: number;
@@ -89,7 +91,7 @@ export interface EventState {
   events: Map<string, Subscription[]>;
   eventQueues: Map<string, Map<string, QueueState>>;
   eventBuffers: Map<string, Event[]>;
-  /** Beside `eventBuffers`, topic for topic. */
+  /** Beside `eventBuffers`, topic for topic (the bus keeps the two in step). */
   eventBufferSizes: Map<string, BufferSizes>;
   bufferSize: number;
   /** Most bytes one topic's replay buffer retains (64 MiB by default). */
@@ -451,12 +453,14 @@ export class EventBus {
 
   /** Appends to the topic's replay buffer, then trims it to `size` events and `bufferBytes` bytes. */
   #buffer(topic: string, event: Event, bytes: number, size: number): void {
-    const buffers = this.state.eventBuffers;
-    const sizesByTopic = this.state.eventBufferSizes;
-    let buffer = buffers.get(topic);
-    let meta = sizesByTopic.get(topic);
-    if (buffer === undefined) buffers.set(topic, (buffer = []));
-    if (meta === undefined || meta.sizes.length !== buffer.length) sizesByTopic.set(topic, (meta = measure(buffer)));
+    // One look-up on the hot path: the bookkeeping holds the buffer array too.
+    let meta = this.state.eventBufferSizes.get(topic);
+    if (meta === undefined) {
+      let existing = this.state.eventBuffers.get(topic);
+      if (existing === undefined) this.state.eventBuffers.set(topic, (existing = []));
+      this.state.eventBufferSizes.set(topic, (meta = measure(existing)));
+    }
+    const buffer = meta.buffer;
     buffer.push(event);
     meta.sizes.push(bytes);
     meta.bytes += bytes;
@@ -605,10 +609,10 @@ function dropOldest(buffer: Event[], meta: BufferSizes, n: number): void {
   for (const bytes of meta.sizes.splice(0, n)) meta.bytes -= bytes;
 }
 
-/** Sizes for a buffer filled without them (state from elsewhere): measured once, here. */
+/** Bookkeeping for a buffer: empty, or one filled without it (state from elsewhere), measured once here. */
 function measure(buffer: Event[]): BufferSizes {
   const sizes = buffer.map((e) => EVENT_OVERHEAD + e.topic.length + e.type.length + (e.source?.length ?? 0) + jsonBytes(e.data));
-  return { sizes, bytes: sizes.reduce((a, b) => a + b, 0) };
+  return { buffer, sizes, bytes: sizes.reduce((a, b) => a + b, 0) };
 }
 
 /** Strings up to this length are measured without serialising: their JSON is at most 6× as long, under the data cap. */

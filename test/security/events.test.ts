@@ -171,3 +171,20 @@ test('runtime.close() releases the replay buffers, queued events and the log rin
   assert.deepEqual(logger.retained, { events: 0, bytes: 0 });
   assert.deepEqual(rt.root.manager.tail(), []);
 });
+
+test('bus.requeue puts handed-out events back at the front in order and out of pending; one acked meanwhile stays acked', async () => {
+  const bus = new EventBus(createEventState(), { dispatch: async () => undefined, onHandlerError: () => {} });
+  bus.subscribe({ topic: 'q' });
+  for (const type of ['1', '2', '3', '4']) bus.emit({ topic: 'q', type });
+  const taken = await bus.wait({ topic: 'q', max: 3, ack: false });
+  assert.deepEqual(types(taken), ['1', '2', '3']);
+  bus.ack({ topic: 'q', ids: [taken[1]!.id] });
+  assert.equal(bus.requeue({ topic: 'q', events: taken, ack: false }), 2);
+  assert.deepEqual(bus.pending('q'), []);
+  // A waiter blocked on an empty queue is woken by what comes back.
+  const drained = await bus.wait({ topic: 'q' });
+  assert.deepEqual(types(drained), ['1', '3', '4']);
+  const blocked = bus.wait({ topic: 'q' });
+  bus.requeue({ topic: 'q', events: drained.slice(0, 1) });
+  assert.deepEqual(types(await blocked), ['1']);
+});
