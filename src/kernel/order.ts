@@ -1,6 +1,8 @@
 // Ordering of chain entries (SPEC §6.4): a stable topological sort over before/after
 // constraints, with the phase sentinels $configure < $post-configure < $pre-execute as virtual
-// anchors that never appear in the output. Insertion order breaks ties.
+// anchors that never appear in the output. Insertion order breaks ties. A constraint naming an
+// entry that is not in the chain is ignored; in a whole chain, an entry whose constraints are all
+// ignored gets the default slot, so removing one middleware never moves another out of its phase.
 import { ConfigurationError } from './errors.ts';
 
 export const SENTINELS = ['$configure', '$post-configure', '$pre-execute'] as const;
@@ -13,7 +15,17 @@ export interface Orderable {
   after?: readonly string[];
 }
 
-export function sortEntries<T extends Orderable>(entries: readonly T[]): T[] {
+export interface SortOptions {
+  /**
+   * The entries are a whole chain (a plan, or a plan with extra middleware): an entry whose
+   * constraints all name entries absent from it sits in the default slot, after `$configure` and
+   * before `$post-configure` (SPEC §6.4). Not for re-sorting the rest of a running chain
+   * (`inject`), where a constraint naming an executed entry is simply stripped (seed 000).
+   */
+  defaultSlot?: boolean;
+}
+
+export function sortEntries<T extends Orderable>(entries: readonly T[], opts: SortOptions = {}): T[] {
   if (entries.length === 0) return [];
   // Nodes: the three sentinels, then one node per entry (names may repeat, e.g. two `:arg`
   // directives); a constraint naming a name applies to every entry of that name.
@@ -28,16 +40,28 @@ export function sortEntries<T extends Orderable>(entries: readonly T[]): T[] {
   });
   const out: number[][] = Array.from({ length: n }, () => []);
   const indeg = new Array<number>(n).fill(0);
-  const edge = (a: number, b: number) => {
+  const edge = (a: number, b: number): number => {
     out[a]!.push(b);
     indeg[b]!++;
+    return 1;
   };
   for (let i = 1; i < S; i++) edge(i - 1, i);
+  const CONFIGURE = 0; // node ids of the sentinels, as in SENTINELS
+  const POST_CONFIGURE = 1;
   entries.forEach((e, i) => {
     const self = S + i;
+    let kept = 0;
     // A constraint naming an entry that is not in the chain is ignored.
-    for (const b of e.before ?? []) for (const other of byName.get(b) ?? []) if (other !== self) edge(self, other);
-    for (const a of e.after ?? []) for (const other of byName.get(a) ?? []) if (other !== self) edge(other, self);
+    for (const b of e.before ?? []) {
+      for (const other of byName.get(b) ?? []) if (other !== self) kept += edge(self, other);
+    }
+    for (const a of e.after ?? []) {
+      for (const other of byName.get(a) ?? []) if (other !== self) kept += edge(other, self);
+    }
+    if (kept === 0 && opts.defaultSlot) {
+      edge(CONFIGURE, self);
+      edge(self, POST_CONFIGURE);
+    }
   });
   // Kahn's algorithm taking the smallest insertion index first keeps the sort stable.
   const ready: number[] = [];

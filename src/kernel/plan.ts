@@ -114,7 +114,7 @@ export class Planner {
     }
     let sorted: ChainEntry[];
     try {
-      sorted = sortEntries(entries);
+      sorted = sortEntries(entries, { defaultSlot: true });
     } catch (err) {
       // Name the tool whose cascade produced the cycle (its own file is the place to start).
       if (err instanceof ConfigurationError) throw new ConfigurationError(`'${tool.name}': ${err.message}`, { place: { file: tool.file } });

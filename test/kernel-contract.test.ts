@@ -1,0 +1,70 @@
+// The kernel's contract as an independent review of issue 8 read it: SPEC §5, §6.4, §6.5 and
+// seeds 000, 001 and 003, each test named after the rule it checks.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { bareRuntime, middleware, runtimeAt, skill, workspace } from './helpers.ts';
+
+type Rt = Awaited<ReturnType<typeof bareRuntime>>;
+
+/**
+ * Registers pass-through middleware that record their names in `ran`, in run order — marked
+ * `(late)` when the served tool already has its result (the entry ran after `execute`).
+ */
+function recorders(rt: Rt, ...names: string[]): string[] {
+  const ran: string[] = [];
+  for (const n of names) rt.register(middleware(n, (_c, _a, target) => (ran.push(target.locals.result === undefined ? n : `${n} (late)`), target.manager.next())));
+  return ran;
+}
+
+const chainOf = async (rt: Rt, name: string) => (await rt.describe(name)).chain.map((e) => e.name);
+
+// ——— SPEC §6.4: ignored constraints ———
+
+/** A project whose main orders beta before alpha; `tool` removes alpha, `kept` does not. */
+function alphaBeta(t: Parameters<typeof workspace>[0]): string {
+  return workspace(t, {
+    'skills/main.md': '---\nname: main\nmetadata:\n  $order:\n    beta: { before: [alpha] }\n  alpha: true\n  beta: true\n---\n',
+    'skills/tool.skill.ts': "export const frontmatter = { name: 'tool', metadata: { $remove: ['alpha'], cwd: '.' } };\nexport default () => 'ok';\n",
+    'skills/kept.skill.ts': "export const frontmatter = { name: 'kept' };\nexport default () => 'ok';\n",
+  });
+}
+
+test('an entry whose $order constraints are all ignored gets the default slot: removing one middleware never moves another out of its phase', async (t) => {
+  const rt = await runtimeAt(t, alphaBeta(t));
+  const ran = recorders(rt, 'alpha', 'beta');
+  const chain = await chainOf(rt, 'tool');
+  assert.ok(chain.indexOf('cwd') < chain.indexOf('beta'), `after $configure: ${chain.join(' ')}`);
+  assert.ok(chain.indexOf('beta') < chain.indexOf('validate-returns'), `before $post-configure: ${chain.join(' ')}`);
+  assert.equal(await rt.invoke('tool'), 'ok');
+  assert.deepEqual(ran, ['beta'], 'beta ran before execute finished the chain');
+});
+
+test('a constraint that names an entry in the chain still applies when the entry is there', async (t) => {
+  const rt = await runtimeAt(t, alphaBeta(t));
+  const ran = recorders(rt, 'alpha', 'beta');
+  await rt.invoke('kept');
+  assert.deepEqual(ran, ['beta', 'alpha']);
+});
+
+test('an entry keeps the constraints that are not ignored: only all-ignored means the default slot', async (t) => {
+  const rt = await bareRuntime(t);
+  recorders(rt, 'late');
+  rt.register(skill('tool', () => 'ok', { late: true, $order: { late: { after: ['$pre-execute', 'not-installed'], before: ['execute'] } } }));
+  const chain = await chainOf(rt, 'tool');
+  assert.ok(chain.indexOf('late') > chain.indexOf('validate-allowed-tools') && chain.indexOf('late') < chain.indexOf('execute'), chain.join(' '));
+});
+
+test('extra middleware: removing an entry never moves another out of its phase (SPEC §6.5)', async (t) => {
+  const rt = await runtimeAt(t, alphaBeta(t));
+  const ran = recorders(rt, 'alpha', 'beta');
+  assert.equal(await rt.invoke('kept', {}, { context: { locals: { middleware: { alpha: { remove: true } } } } }), 'ok');
+  assert.deepEqual(ran, ['beta']);
+});
+
+test('extra middleware whose constraints all name absent entries gets the default slot (SPEC §6.5)', { todo: 'needs mergeExtra (orchestrator.ts) to sort with { defaultSlot: true }' }, async (t) => {
+  const rt = await bareRuntime(t);
+  const ran = recorders(rt, 'extra');
+  rt.register(skill('tool', () => 'ok'));
+  assert.equal(await rt.invoke('tool', {}, { context: { locals: { middleware: { extra: { before: ['not-installed'] } } } } }), 'ok');
+  assert.deepEqual(ran, ['extra']);
+});
