@@ -1,6 +1,7 @@
 // What the CLI prints and how it exits (SPEC §12): stdout carries only the result; errors are
 // one line on stderr (stack only with --debug); exit codes 0 / 1 / 2 / 3 / 130 / 143.
 import { AbortError, AgentAppsError, ValidationError } from '../kernel/errors.ts';
+import { escapeControl } from './reporters.ts';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, refused: 3, interrupted: 130, terminated: 143 } as const;
 
@@ -60,8 +61,9 @@ export async function painter(stream: NodeJS.WriteStream, enabled: boolean): Pro
 export function formatError(err: unknown, opts: { debug: boolean; paint: Painter }): string {
   const e = err as { code?: string; message?: string; stack?: string };
   const code = typeof e?.code === 'string' && !e.code.startsWith('commander.') ? e.code : undefined;
-  const message = String(e?.message ?? err).replace(/\s*\n\s*/g, ' ').trim();
-  let line = `${opts.paint.red('error')}${code ? ` ${opts.paint.dim(`[${code}]`)}` : ''}: ${message}`;
+  // One line, and no terminal control from a message that may quote model or agent text (SPEC §15).
+  const message = escapeControl(String(e?.message ?? err).replace(/\s*\n\s*/g, ' ').trim());
+  let line = `${opts.paint.red('error')}${code ? ` ${opts.paint.dim(`[${escapeControl(code)}]`)}` : ''}: ${message}`;
   // Nothing close enough to suggest: say where to look instead.
   if (code === 'E_TOOL_NOT_FOUND' && !(err as { suggestions?: string[] }).suggestions?.length && !/\(/.test(message)) line += opts.paint.dim(' — `agent-apps list` shows the skills on the search paths');
   if (opts.debug && e?.stack) {

@@ -90,6 +90,10 @@ export default function noisy(ctx: Context) {
   return 'ok';
 }
 `,
+  'skills/bad.skill.ts': `
+export const frontmatter = { name: 'bad', description: 'Fails with control characters in its message.' };
+export default function bad() { throw new Error('model said: \\x1b[2J\\x1b[31mgone\\rover'); }
+`,
 };
 
 function workspace(): string {
@@ -231,4 +235,12 @@ test('a log event with text "a\\nb\\x1b[31mred" reaches stderr as one escaped li
   assert.ok(lines.some((l) => l.endsWith('noisy: over\\rwrite\\x1b]0;title\\x07')), r.stderr);
   const { events } = theRun(ws);
   assert.ok(events.some((e) => e.text === 'a\nb\x1b[31mred'), 'the run file has the text as logged');
+});
+
+test('a failing skill whose message holds control characters is reported on one line with them escaped (exit 1)', async () => {
+  const ws = workspace();
+  const r = await cli(['run', 'bad'], { cwd: ws });
+  assert.equal(r.code, 1, r.stderr);
+  assert.doesNotMatch(r.stderr, /\x1b|\r/);
+  assert.match(r.stderr, /^error: model said: \\x1b\[2J\\x1b\[31mgone\\rover/m);
 });
