@@ -2,7 +2,7 @@ import { ConfigurationError, ctxTarget, internals, type Context } from 'agent-ap
 
 export const frontmatter = {
   name: 'event',
-  description: 'Metadata middleware: `event: { routes: [{ topic, ref }], route: TOPIC }` subscribes skills to topics (route: the served skill itself). Registered once, however often the skill runs. `bufferSize` sets how many events each topic keeps for replay (default 1000).',
+  description: 'Metadata middleware: `event: { routes: [{ topic, ref }], route: TOPIC }` subscribes skills to topics (route: the served skill itself). Registered once, however often the skill runs. `bufferSize` sets how many events each topic keeps for replay (default 1000; at most 64 MiB of them either way).',
   metadata: {
     role: 'middleware',
     visibility: 'hidden',
