@@ -2,7 +2,7 @@ import { internals, type Context } from 'agent-apps';
 
 export const frontmatter = {
   name: 'event-subscribe',
-  description: 'Subscribes to a topic: with `ref`, that skill is invoked for each event; without, creates a queue for event-wait. Idempotent; `replay` delivers buffered events.',
+  description: 'Subscribes to a topic: with `ref`, that skill is invoked for each event; without, creates a queue for event-wait. Idempotent: an existing queue or handler is left as it is. `replay` delivers buffered events to a new one.',
   metadata: {
     tags: ['events'],
     params: {

@@ -134,12 +134,36 @@ test('the default replay buffer holds 1000 events', { timeout: 5000 }, () => {
   assert.equal(buffered[0]!.type, '1500');
 });
 
-test('replay into an existing queue appends the buffered events and wakes a waiter', { timeout: 5000 }, async () => {
+test('subscribing to an existing queue is a no-op, replay included: no event is handed out twice', { timeout: 5000 }, async () => {
   const { bus } = harness();
   bus.emit({ topic: 't', type: 'old' });
-  const waiting = bus.wait({ topic: 't' });
-  assert.deepEqual(bus.subscribe({ topic: 't', replay: true }), { topic: 't', queue: 'default', created: false, replayed: 1 });
-  assert.deepEqual(types(await waiting), ['old']);
+  assert.deepEqual(bus.subscribe({ topic: 't', replay: true }), { topic: 't', queue: 'default', created: true, replayed: 1 });
+  bus.emit({ topic: 't', type: 'new' });
+  assert.deepEqual(bus.subscribe({ topic: 't', replay: true }), { topic: 't', queue: 'default', created: false, replayed: 0 });
+  assert.deepEqual(types(await bus.wait({ topic: 't', timeout: 0 })), ['old', 'new']);
+  assert.deepEqual(await bus.wait({ topic: 't', timeout: 0 }), []);
+});
+
+test('a queue created by wait exists: subscribing to it with replay adds nothing and wakes no one', { timeout: 5000 }, async () => {
+  const { bus } = harness();
+  bus.emit({ topic: 't', type: 'old' });
+  const waiting = bus.wait({ topic: 't', timeout: 20 });
+  assert.deepEqual(bus.subscribe({ topic: 't', replay: true }), { topic: 't', queue: 'default', created: false, replayed: 0 });
+  assert.deepEqual(await waiting, []);
+});
+
+test('re-subscribing a handler with replay is a no-op: it is not called again for the buffered events', { timeout: 5000 }, async () => {
+  const { bus, dispatched } = harness();
+  bus.emit({ topic: 't', type: 'a' });
+  const seen: string[] = [];
+  const fn = (e: Event): void => void seen.push(e.type);
+  assert.deepEqual(bus.subscribe({ topic: 't', ref: 'on-t', replay: true }), { topic: 't', ref: 'on-t', created: true, replayed: 1 });
+  assert.deepEqual(bus.subscribe({ topic: 't', ref: 'on-t', replay: true }), { topic: 't', ref: 'on-t', created: false, replayed: 0 });
+  assert.equal(bus.subscribe({ topic: 't', fn, replay: true }).replayed, 1);
+  assert.equal(bus.subscribe({ topic: 't', fn, replay: true }).replayed, 0);
+  await tick();
+  assert.deepEqual(dispatched.map((d) => d.event.type), ['a']);
+  assert.deepEqual(seen, ['a']);
 });
 
 test('replay into a handler calls it with the buffered events, after subscribe returns', { timeout: 5000 }, async () => {

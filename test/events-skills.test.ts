@@ -271,6 +271,23 @@ test('replay into a ref handler invokes it for each buffered event', async (t) =
   assert.deepEqual((await seen(rt, 2)).map((s) => s.event.id).sort(), [a.id, b.id].sort());
 });
 
+test('event-subscribe on an existing queue with replay: true is a no-op: buffered events are handed out once', async (t) => {
+  const rt = await runtimeFor(t, WS);
+  for (const type of ['a', 'b']) await emit(rt, 'history', type);
+  await rt.invoke('event-subscribe', { topic: 'history', queue: 'all', replay: true });
+  assert.deepEqual(await rt.invoke('event-subscribe', { topic: 'history', queue: 'all', replay: true }), { topic: 'history', queue: 'all', created: false, replayed: 0 });
+  assert.deepEqual((await wait(rt, { topic: 'history', queue: 'all', timeout: 0 })).map((e) => e.type), ['a', 'b']);
+  assert.deepEqual(await wait(rt, { topic: 'history', queue: 'all', timeout: 0 }), []);
+});
+
+test('event-subscribe of a ref handler already subscribed, with replay: true, is a no-op', async (t) => {
+  const rt = await eventsRuntime(t);
+  const a = await emit(rt, 'history', 'a');
+  await rt.invoke('event-subscribe', { topic: 'history', ref: 'record', replay: true });
+  assert.deepEqual(await rt.invoke('event-subscribe', { topic: 'history', ref: 'record', replay: true }), { topic: 'history', ref: 'record', created: false, replayed: 0 });
+  assert.deepEqual((await seen(rt, 2, 300)).map((s) => s.event.id), [a.id], 'record ran once for the buffered event');
+});
+
 // ——— ack / nack ———
 
 test('ack: false keeps delivered events pending; nack returns them to the front in order; ack removes them', async (t) => {

@@ -14,6 +14,8 @@
  *   `dispatched` settles when those handlers have settled; it never rejects.
  * - A named queue is a consumer group: each queue gets one copy of every event emitted after it
  *   was created; within a queue each event goes to exactly one `wait` caller, FIFO among waiters.
+ * - `subscribe` is idempotent: an existing queue or handler is left as it is, and `replay`
+ *   copies the replay buffer only into a queue or handler it creates.
  * - `wait({ ack: false })` moves what it returns to the queue's pending set; `ack` drops pending
  *   events, `ack({ nack: true })` puts them back at the front of the queue in delivery order.
  *   Invariant: while a queue exists, each event emitted after its creation is queued, pending,
@@ -259,33 +261,31 @@ export class EventBus {
     if (fn !== undefined && typeof fn !== 'function') throw invalid('event-subscribe', "'fn' must be a function");
     const replay = replayCount(input.replay);
 
+    // Idempotent (seed 003): subscribing to an existing queue, or again with the same handler, is
+    // a no-op — `replay` fills only a new one, so no event is handed out twice.
     if (ref !== undefined || fn !== undefined) {
       const handlers = this.state.events.get(topic) ?? [];
-      let handler = handlers.find((h) => sameHandler(h, ref, fn));
-      const created = handler === undefined;
-      if (handler === undefined) {
-        handler = fn ?? (input.args === undefined ? { ref: ref as string } : { ref: ref as string, args: input.args });
-        this.state.events.set(topic, [...handlers, handler]);
-      }
+      const result: SubscribeResult = { topic, created: false, replayed: 0 };
+      if (ref !== undefined) result.ref = ref;
+      if (handlers.some((h) => sameHandler(h, ref, fn))) return result;
+      const handler = fn ?? (input.args === undefined ? { ref: ref as string } : { ref: ref as string, args: input.args });
+      this.state.events.set(topic, [...handlers, handler]);
       const events = replay > 0 ? this.buffered(topic, replay) : [];
       if (events.length > 0) {
         const only = [handler];
         void Promise.resolve().then(() => this.#fire(only, events));
       }
-      const result: SubscribeResult = { topic, created, replayed: events.length };
-      if (ref !== undefined) result.ref = ref;
+      result.created = true;
+      result.replayed = events.length;
       return result;
     }
 
     const name = queueName(input.queue, 'event-subscribe');
-    const created = !this.state.eventQueues.get(topic)?.has(name);
+    if (this.state.eventQueues.get(topic)?.has(name)) return { topic, queue: name, created: false, replayed: 0 };
     const queue = this.#queue(topic, name);
     const events = replay > 0 ? this.buffered(topic, replay) : [];
-    if (events.length > 0) {
-      for (const event of events) queue.items.push(event);
-      wake(queue);
-    }
-    return { topic, queue: name, created, replayed: events.length };
+    for (const event of events) queue.items.push(event);
+    return { topic, queue: name, created: true, replayed: events.length };
   }
 
   unsubscribe(input: UnsubscribeInput): { removed: number } {
