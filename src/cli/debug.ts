@@ -6,7 +6,7 @@ import type { Runtime } from '../kernel/runtime.ts';
 import { painter, type Painter } from './output.ts';
 import { runSkill } from './run.ts';
 import { globalsOf } from './runtime-options.ts';
-import type { CliIO } from './main.ts';
+import type { CliIO } from './io.ts';
 
 export function registerDebug(program: Command, io: CliIO): void {
   program

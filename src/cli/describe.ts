@@ -5,7 +5,7 @@ import { createRuntime } from '../kernel/runtime.ts';
 import { painter } from './output.ts';
 import { shortOrigin } from './list.ts';
 import { globalsOf, runtimeOptions } from './runtime-options.ts';
-import type { CliIO } from './main.ts';
+import type { CliIO } from './io.ts';
 
 // yaml is loaded when first needed, not at start-up.
 const yaml = (): typeof import('yaml') => createRequire(import.meta.url)('yaml') as typeof import('yaml');

@@ -8,7 +8,7 @@ import { AgentAppsError } from '../kernel/errors.ts';
 import { RUNS_DIR } from './reporters.ts';
 import { TEMPLATES, commandCwd, isDirectory, relative, writePlanned, type PlannedFile } from './scaffold.ts';
 import { globalsOf } from './runtime-options.ts';
-import type { CliIO } from './main.ts';
+import type { CliIO } from './io.ts';
 
 // npm leaves `.gitignore` files out of published packages, so the template is `gitignore`.
 const GITIGNORE_TEMPLATE = 'gitignore';

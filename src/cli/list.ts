@@ -6,7 +6,7 @@ import { createRuntime } from '../kernel/runtime.ts';
 import { LIBRARY_ROOT } from '../loader/search-paths.ts';
 import { painter } from './output.ts';
 import { globalsOf, runtimeOptions } from './runtime-options.ts';
-import type { CliIO } from './main.ts';
+import type { CliIO } from './io.ts';
 import type { ToolSummary } from '../kernel/types.ts';
 
 export function registerList(program: Command, io: CliIO): void {

@@ -10,7 +10,7 @@ import { LIBRARY_ROOT, findWorkspace } from '../loader/search-paths.ts';
 import { commandCwd, relative, writePlanned, type PlannedFile } from './scaffold.ts';
 import { globalsOf } from './runtime-options.ts';
 import { painter } from './output.ts';
-import type { CliIO } from './main.ts';
+import type { CliIO } from './io.ts';
 
 export function registerNew(program: Command, io: CliIO): void {
   program

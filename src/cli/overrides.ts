@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { AgentAppsError } from '../kernel/errors.ts';
 import { isPlainObject, setPath } from '../kernel/path.ts';
 import type { JsonObject } from '../kernel/types.ts';
-import { findUnsafeKey, UNSAFE_KEYS } from './skill-args.ts';
+import { findUnsafeKey, UNSAFE_KEYS } from './unsafe-keys.ts';
 
 // yaml is loaded when first needed, not at start-up.
 const yaml = (): typeof import('yaml') => createRequire(import.meta.url)('yaml') as typeof import('yaml');

@@ -1,7 +1,7 @@
 // Agent progress on stderr (issue: in a TTY the CLI shows turns, tool calls and streamed text;
 // with --json or without a TTY it is quiet). The agent skill calls this for every hook event.
 import type { Painter } from './output.ts';
-import { escapeControl } from './reporters.ts';
+import { escapeControl } from './escape.ts';
 
 interface ProgressEvent {
   type: string;

@@ -5,6 +5,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { LogEvent, Reporter } from '../kernel/types.ts';
 import type { Painter } from './output.ts';
+import { escapeControl } from './escape.ts';
+
+export { escapeControl } from './escape.ts';
 
 export const RUNS_DIR = path.join('.agent-apps', 'runs');
 export const KEEP_RUNS = 50;
@@ -26,29 +29,6 @@ export function consoleReporter(stream: NodeJS.WritableStream, paint: Painter, o
       stream.write(`${level}${code} ${paint.cyan(escapeControl(e.tool))}: ${escapeControl(e.text ?? e.type)}\n`);
     },
   };
-}
-
-/**
- * C0 and C1 controls, DEL, the Unicode line and paragraph separators and the bidirectional
- * overrides: anything that could break a line, move the cursor, start an escape sequence or
- * reorder what the reader sees.
- */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
-const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-
-/**
- * `text` with every control character written as an escape (`\n`, `\x1b`, `\u202e`);
- * `{ newlines: true }` keeps line breaks and tabs (streamed model text, printed as it comes).
- */
-export function escapeControl(text: unknown, opts: { newlines?: boolean } = {}): string {
-  const s = typeof text === 'string' ? text : String(text);
-  return s.replace(CONTROL, (c) => {
-    if (opts.newlines && (c === '\n' || c === '\t')) return c;
-    const named = NAMED[c];
-    if (named !== undefined) return named;
-    const code = c.charCodeAt(0);
-    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
-  });
 }
 
 export interface JsonlReporter extends Reporter {

@@ -12,7 +12,7 @@ import { mergeOverrides } from './overrides.ts';
 import { mentionsRunOption, parseSkillArgs, readArgsJson, splitRunTokens, type RunTokens } from './skill-args.ts';
 import { skillHelp } from './skill-help.ts';
 import { globalsOf, mergeGlobals, runtimeOptions, type GlobalOptions } from './runtime-options.ts';
-import type { CliIO } from './main.ts';
+import type { CliIO } from './io.ts';
 
 export function registerRun(program: Command, io: CliIO): void {
   program

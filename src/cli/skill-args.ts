@@ -7,6 +7,9 @@ import { AgentAppsError, ValidationError } from '../kernel/errors.ts';
 import { isPlainObject, setPath } from '../kernel/path.ts';
 import type { JsonObject } from '../kernel/types.ts';
 import type { GlobalOptions } from './runtime-options.ts';
+import { UNSAFE_KEYS, findUnsafeKey } from './unsafe-keys.ts';
+
+export { UNSAFE_KEYS, findUnsafeKey } from './unsafe-keys.ts';
 
 type Schema = Record<string, unknown>;
 
@@ -160,29 +163,6 @@ export function parseSkillArgs(tokens: string[], params: unknown): JsonObject {
 
 const NEGATIVE_NUMBER = /^-(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 /** Keys that copying with assignment semantics (`o[k] = v`, Object.assign, a deep merge) would turn into a prototype. */
-export const UNSAFE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
-
-/**
- * The path (`a.b.__proto__`) of the first key in `value` — a parsed JSON or YAML value, at any
- * depth — that is one of UNSAFE_KEYS; undefined when there is none.
- */
-export function findUnsafeKey(value: unknown, depth = 0): string | undefined {
-  if (value === null || typeof value !== 'object' || depth > 256) return undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const inner = findUnsafeKey(value[i], depth + 1);
-      if (inner !== undefined) return `${i}.${inner}`;
-    }
-    return undefined;
-  }
-  for (const key of Object.keys(value)) {
-    if (UNSAFE_KEYS.has(key)) return key;
-    const inner = findUnsafeKey((value as Record<string, unknown>)[key], depth + 1);
-    if (inner !== undefined) return `${key}.${inner}`;
-  }
-  return undefined;
-}
-
 /**
  * CLI args are refused, not copied, when they hold a `__proto__` / `constructor` / `prototype`
  * key (SPEC §15): E_VALIDATION in the args phase (exit 2), naming where.

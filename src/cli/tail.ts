@@ -10,7 +10,7 @@ import { findWorkspace } from '../loader/search-paths.ts';
 import type { LogEvent, LogLevel } from '../kernel/types.ts';
 import { painter, type Painter } from './output.ts';
 import { globalsOf } from './runtime-options.ts';
-import type { CliIO } from './main.ts';
+import type { CliIO } from './io.ts';
 
 interface TailOptions {
   run?: string;
