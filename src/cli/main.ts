@@ -10,12 +10,9 @@ import { registerInit } from './init.ts';
 import { registerNew } from './new.ts';
 import { VERSION } from './version.ts';
 import { addGlobalOptions, globalsOf } from './runtime-options.ts';
+import type { CliIO } from './io.ts';
 
-export interface CliIO {
-  stdout: NodeJS.WriteStream;
-  stderr: NodeJS.WriteStream;
-  stdin: NodeJS.ReadStream;
-}
+export type { CliIO } from './io.ts';
 
 export function buildProgram(io: CliIO): Command {
   const program = new Command('agent-apps');
