@@ -331,8 +331,9 @@ describe('agent-apps tail', { concurrency: true }, () => {
     assert.match(lines[0]!, /run-start +root: run slow/);
     assert.ok(lines.some((l) => / slow-end /.test(l)), tail.stdout);
     assert.match(lines.at(-1)!, /run-end +root: run slow: ok/);
-    assert.ok(tail.closedAt >= slow.closedAt - 50, 'tail ended after the run');
-    assert.ok(tail.closedAt - slow.closedAt < 2000, `tail ended ${tail.closedAt - slow.closedAt} ms after the run`);
+    // It followed to the end: the run's last event is its last line (no timing assertion — the
+    // machine may be loaded; a tail that never ended would fail the cli() helper's own bound).
+    assert.ok(lines.filter((l) => /run-end/.test(l)).length === 1, tail.stdout);
   });
 
   test('--follow on a finished run prints it and exits', async () => {
