@@ -7,6 +7,9 @@ if [ "$_aa_major" -lt 24 ]; then
     echo "Node $(node --version 2>/dev/null || echo '(none)') is older than 24: installing node@24 from the npm registry into .node24/" >&2
     npm install --prefix "$_aa_root/.node24" --no-audit --no-fund --loglevel=error node@24 >&2
   fi
-  export PATH="$_aa_root/.node24/node_modules/.bin:$PATH"
+  # npm's global prefix follows the node binary it runs on (the folder above its bin/), which for
+  # this Node is .node24/node_modules/node: `npm link` and `npm install -g` put their commands in
+  # its bin/, so that folder goes on PATH too, or `agent-apps` would be linked where no shell looks.
+  export PATH="$_aa_root/.node24/node_modules/node/bin:$_aa_root/.node24/node_modules/.bin:$PATH"
 fi
 unset _aa_major
