@@ -25,6 +25,20 @@ export { parseAllowedTools, type AllowedTools } from './kernel/allowed-tools.ts'
 export { createCallbackRef, type CallbackRef } from './agent/callback-ref.ts';
 export { resolveVisibleTools, type VisibleTools, type ToolDoc } from './agent/visible-tools.ts';
 export type { AgentPolicy, ExecutionHandle, HostBudget } from './agent/bridge.ts';
+export { DEFAULT_AGENT_PROVIDER } from './agent/provider.ts';
+export type {
+  AgentArgs,
+  AllowDirective,
+  ContinueDirective,
+  DenyDirective,
+  HookDirective,
+  HookEvent,
+  HookEventMap,
+  HookEventType,
+  InvokeArgs,
+  StopDirective,
+  TokenUsage,
+} from './agent/provider.ts';
 export type {
   Context,
   ContextManager,

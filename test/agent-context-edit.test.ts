@@ -3,8 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Message, ModelStreamEvent, StreamOptions } from '@strands-agents/sdk';
-import { runAgentLoop } from '../skills/extensions/agent/strands/loop.ts';
-import { ReplayModel } from '../skills/extensions/agent/strands/replay-model.ts';
+import { ReplayModel, runAgentLoop } from './strands-modules.ts';
 
 /** The real replay model, also noting how many messages each model call was sent. */
 class CountingReplay extends ReplayModel {

@@ -3,8 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { recordingServer } from './fake-openai.ts';
-import { createModel } from '../skills/extensions/agent/strands/models.ts';
-import { runAgentLoop } from '../skills/extensions/agent/strands/loop.ts';
+import { createModel, runAgentLoop } from './strands-modules.ts';
 
 type Sse = [event: string, data: object][];
 

@@ -8,9 +8,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { createModel } from '../skills/extensions/agent/strands/models.ts';
-import { runAgentLoop } from '../skills/extensions/agent/strands/loop.ts';
-import type { AgentHookEvent } from '../skills/extensions/agent/strands/loop.ts';
+import type { HookEvent } from '../src/index.ts';
+import { createModel, runAgentLoop } from './strands-modules.ts';
+
+type AgentHookEvent = HookEvent & Record<string, any>;
 
 const SYSTEM = 'You are a word counter. Use the invoke tool.';
 const CODE = "const n = await ctx.manager.invoke('wordcount', { text: \"a b\" });\nctx.manager.finish({ count: n });";

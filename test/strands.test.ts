@@ -6,18 +6,26 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
 import { Model } from '@strands-agents/sdk';
 import type { BaseModelConfig, Message, ModelStreamEvent, StreamOptions } from '@strands-agents/sdk';
-import { createModel, describeModel } from '../skills/extensions/agent/strands/models.ts';
-import { runAgentLoop } from '../skills/extensions/agent/strands/loop.ts';
-import type { AgentHookEvent, AgentLoopOptions } from '../skills/extensions/agent/strands/loop.ts';
-import { ReplayModel } from '../skills/extensions/agent/strands/replay-model.ts';
-import { RecordingModel } from '../skills/extensions/agent/strands/recorder.ts';
-import { parseCassette, stringifyCassette } from '../skills/extensions/agent/strands/cassette.ts';
-import agentStrands, { frontmatter } from '../skills/extensions/agent/strands/agent-strands.skill.ts';
-import type { Context } from '../src/kernel/types.ts';
+import type { Context, HookEvent } from '../src/index.ts';
+import {
+  agentStrands,
+  createModel,
+  describeModel,
+  parseCassette,
+  RecordingModel,
+  ReplayModel,
+  runAgentLoop,
+  stringifyCassette,
+  strandsFrontmatter as frontmatter,
+  type AgentLoopOptions,
+} from './strands-modules.ts';
+
+/** A hook event with its fields readable without narrowing (the tests check them by value). */
+type AgentHookEvent = HookEvent & Record<string, any>;
 
 const CASSETTES = fileURLToPath(new URL('./fixtures/cassettes/', import.meta.url));
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -327,8 +335,10 @@ describe('replay model', () => {
 
   test('the loop prints nothing on stdout or stderr (printer off, SDK logger replaced)', async () => {
     const script = `
-      import { createModel } from ${JSON.stringify(join(REPO, 'skills/extensions/agent/strands/models.ts'))};
-      import { runAgentLoop } from ${JSON.stringify(join(REPO, 'skills/extensions/agent/strands/loop.ts'))};
+      import { installModuleHooks } from ${JSON.stringify(join(REPO, 'src/loader/module-hooks.ts'))};
+      installModuleHooks(${JSON.stringify(pathToFileURL(join(REPO, 'src/index.ts')).href)});
+      const { createModel } = await import(${JSON.stringify(join(REPO, 'skills/extensions/agent/strands/models.ts'))});
+      const { runAgentLoop } = await import(${JSON.stringify(join(REPO, 'skills/extensions/agent/strands/loop.ts'))});
       const model = await createModel({ provider: 'replay', cassette: ${JSON.stringify(TWO)} });
       await runAgentLoop({ model, systemPrompt: 's', userMessage: 'u', onCode: async () => 1 });
       await createModel({ provider: 'openai', baseURL: 'http://127.0.0.1:9/v1' }); // no modelId: the SDK warns

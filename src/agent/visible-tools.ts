@@ -37,7 +37,7 @@ export interface VisibleOptions {
   within?: readonly VisibleOptions[];
 }
 
-const ALWAYS_EXCLUDED = ['agent', 'agent-strands'];
+import { ALWAYS_EXCLUDED } from './provider.ts';
 
 /** May agent code invoke `name` (with `args`)? The same rules as discovery, applied at call time. */
 export function isCallable(name: string, hidden: boolean, opts: VisibleOptions, args?: unknown, env?: MatchEnv): { ok: true } | { ok: false; why: string } {

@@ -4,7 +4,7 @@
 // directives. Tool filtering, returns enforcement and the sandbox live in the `agent` skill.
 // The SDK is imported when the skill runs, not when it is listed.
 
-import type { Context } from '../../../../src/kernel/types.ts';
+import type { AgentArgs, Context } from 'agent-apps';
 import type { ModelConfig } from './models.ts';
 
 export const frontmatter = {
@@ -34,17 +34,11 @@ export const frontmatter = {
   },
 };
 
-interface ProviderArgs {
-  prompt: string;
-  config?: ModelConfig & { baseDir?: string; maxTurns?: number; deltas?: boolean };
-  invokeRef: string;
-  hookRef?: string;
-  userMessage?: string;
-  skillName?: string;
-  agentSignal?: AbortSignal;
-}
+/** The contract's `AgentArgs` (src/agent/provider.ts), of which only `prompt` and `invokeRef` are required here. */
+type StrandsArgs = Pick<AgentArgs, 'prompt' | 'invokeRef'> &
+  Partial<Omit<AgentArgs, 'config'>> & { config?: ModelConfig & { baseDir?: string; maxTurns?: number; deltas?: boolean } };
 
-export default async function agentStrands(ctx: Context, args: ProviderArgs): Promise<unknown> {
+export default async function agentStrands(ctx: Context, args: StrandsArgs): Promise<unknown> {
   const [{ createModel }, { runAgentLoop }, { withStrandsLog }] = await Promise.all([import('./models.ts'), import('./loop.ts'), import('./logging.ts')]);
   const config = args.config ?? {};
   const onLog = (level: 'debug' | 'info' | 'warn' | 'error', text: string) => ctx.manager.log({ type: 'strands', tag: 'agent', level, text });

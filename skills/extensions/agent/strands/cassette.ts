@@ -4,7 +4,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { parseDocument, stringify } from 'yaml';
-import { ConfigurationError } from '../../../../src/kernel/errors.ts';
+import { ConfigurationError } from 'agent-apps';
 
 export interface CassetteTurn {
   /** Assistant text of this model response. */

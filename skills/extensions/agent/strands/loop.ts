@@ -15,33 +15,13 @@ import {
   SlidingWindowConversationManager,
 } from '@strands-agents/sdk';
 import type { AgentResult, BaseModelConfig, Message, Model } from '@strands-agents/sdk';
-import { AbortError, AgentAppsError } from '../../../../src/kernel/errors.ts';
+import { AbortError, AgentAppsError, type HookDirective, type HookEvent, type TokenUsage } from 'agent-apps';
 import { explainModelError } from './models.ts';
 import { withStrandsLog } from './logging.ts';
 import type { StrandsLogSink } from './logging.ts';
 
-export type AgentHookType = 'turn-start' | 'message' | 'reasoning' | 'tool-call' | 'tool-result' | 'turn-end' | 'error' | 'retry' | 'usage';
-
-export interface AgentHookEvent {
-  type: AgentHookType;
-  [key: string]: unknown;
-}
-
-/** What a hook may answer (seed 004): `undefined` is the default behaviour. */
-export interface AgentHookDirective {
-  stop?: boolean;
-  result?: unknown;
-  continue?: boolean;
-  message?: string;
-  deny?: string;
-  allow?: boolean;
-}
-
-export interface TokenUsage {
-  inputTokens: number;
-  outputTokens: number;
-  totalTokens: number;
-}
+/** A hook's answer as the loop reads it: any of the contract's directives (`HookDirective`), or nothing. */
+type Answer = { stop?: boolean; result?: unknown; continue?: boolean; message?: unknown; deny?: unknown };
 
 export interface AgentLoopOptions {
   /** From `createModel`. */
@@ -54,7 +34,7 @@ export interface AgentLoopOptions {
   /** Runs the `invoke` tool's code. Its value (a string, or JSON) goes back to the model; a throw becomes the tool's error result. */
   onCode(code: string): Promise<unknown>;
   /** Lifecycle events; the answer is a directive. Omit to run without hooks. */
-  onHook?(event: AgentHookEvent): Promise<undefined | AgentHookDirective | unknown>;
+  onHook?(event: HookEvent): Promise<HookDirective | unknown>;
   /** Also report streamed text/reasoning chunks as `{ type: 'message', delta: true }`. Default false. */
   deltas?: boolean;
   /** Where the SDK's own log lines go (default: nowhere). */
@@ -119,18 +99,18 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
     reported: new Set<string>(),
   };
 
-  const hook = async (event: AgentHookEvent): Promise<AgentHookDirective | undefined> => {
+  const hook = async (event: HookEvent): Promise<Answer | undefined> => {
     if (!opts.onHook) return undefined;
     try {
       const answer = await opts.onHook(event);
-      return isRecord(answer) ? (answer as AgentHookDirective) : undefined;
+      return isRecord(answer) ? (answer as Answer) : undefined;
     } catch (err) {
       state.fatal ??= err;
       throw err;
     }
   };
   /** `{ stop: true, result? }`: the loop ends at the next step with `result`, else the model's latest text (seed 004). */
-  const takeStop = (d: AgentHookDirective | undefined): boolean => {
+  const takeStop = (d: Answer | undefined): boolean => {
     if (!d?.stop) return false;
     state.stop ??= { result: d.result !== undefined ? d.result : state.lastText };
     return true;

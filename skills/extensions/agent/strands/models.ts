@@ -5,7 +5,7 @@
 
 import { isAbsolute, resolve } from 'node:path';
 import type { Model, BaseModelConfig } from '@strands-agents/sdk';
-import { AgentAppsError } from '../../../../src/kernel/errors.ts';
+import { AgentAppsError } from 'agent-apps';
 
 export type ModelProvider = 'bedrock' | 'openai' | 'anthropic' | 'replay';
 

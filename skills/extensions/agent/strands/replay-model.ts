@@ -4,7 +4,7 @@
 
 import { Model } from '@strands-agents/sdk';
 import type { BaseModelConfig, Message, ModelStreamEvent, StreamOptions } from '@strands-agents/sdk';
-import { AgentAppsError } from '../../../../src/kernel/errors.ts';
+import { AgentAppsError } from 'agent-apps';
 import { loadCassette } from './cassette.ts';
 import type { Cassette, CassetteTurn } from './cassette.ts';
 

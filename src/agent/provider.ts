@@ -1,0 +1,95 @@
+// The agent-provider contract (seed 004, "Writing a Custom Agent Provider"): the `agent` skill is
+// policy, a provider skill is the LLM loop. The agent hands its provider only serializable args
+// (`AgentArgs`); the provider runs agent code through `invokeRef`, reports each lifecycle event
+// to `hookRef` (`HookEvent`) and follows the directive the hook answers (`HookDirective`). This
+// file is the whole of that contract: a provider written against it runs under any agent-apps.
+import type { JsonObject } from '../kernel/types.ts';
+
+/** The provider used when `model.agent` names none (seed 004). */
+export const DEFAULT_AGENT_PROVIDER = 'agent-strands';
+
+/** The policy skill that starts a provider. */
+export const AGENT_SKILL = 'agent';
+
+/**
+ * The agent and its provider are excluded from discovery (seed 004): never listed to agent code,
+ * never callable from it, unless allowed-tools names them. The provider a run uses is excluded too.
+ */
+export const ALWAYS_EXCLUDED: readonly string[] = [AGENT_SKILL, DEFAULT_AGENT_PROVIDER];
+
+/** What a provider skill is invoked with (seed 004: `AgentArgs`). Everything but `agentSignal` is JSON. */
+export interface AgentArgs {
+  /** The system prompt: the skill's expanded prompt and the tool documentation. */
+  prompt: string;
+  /** The cascade's model configuration, with the limits resolved (`maxTurns`: a number or Infinity). */
+  config: JsonObject;
+  /** Runs agent code: `ctx.manager.invoke(invokeRef, { code })` (`InvokeArgs`) → a string for the model. */
+  invokeRef: string;
+  /** Lifecycle events: `ctx.manager.invoke(hookRef, event)` (`HookEvent`) → a `HookDirective`. */
+  hookRef: string;
+  /** The first user message. */
+  userMessage: string;
+  /** The skill whose pipeline started this agent. */
+  skillName: string;
+  /** Aborted on fail(), refusal or cancellation: the provider stops its model. In-process callers only. */
+  agentSignal?: AbortSignal;
+}
+
+/** The args of `invokeRef`: the code the model wrote for its one tool, `invoke`. */
+export interface InvokeArgs {
+  code: string;
+}
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+
+/** The lifecycle events a provider reports, by type. `turnNumber` counts model turns from 1. */
+export interface HookEventMap {
+  /** Before each model call (not before a retry of it). */
+  'turn-start': { turnNumber: number };
+  /** Model text: the turn's whole text, or a streamed chunk (`delta: true`). */
+  message: { text: string; delta?: boolean; turnNumber?: number };
+  /** Chain-of-thought text, where the model has it. */
+  reasoning: { text: string; delta?: boolean; turnNumber?: number };
+  /** Before a tool runs: a `{ deny }` answer blocks it. */
+  'tool-call': { tool: string; args: unknown; toolUseId?: string; turnNumber?: number };
+  /** After a tool ran (or was denied): its result, or its error and the error's code. */
+  'tool-result': { tool: string; args: unknown; result?: unknown; error?: string; code?: string; denied?: boolean; toolUseId?: string; turnNumber?: number };
+  /** The end of a model turn, with its text: the answer says whether the loop goes on. */
+  'turn-end': { result?: unknown; turnNumber?: number };
+  /** A failed model call; `final`: no retry can succeed (a replay cassette that ran out). */
+  error: { error: string; attempt?: number; final?: boolean; turnNumber?: number };
+  /** The same turn again after an error. */
+  retry: { attempt: number; turnNumber?: number };
+  /** Tokens of one model call; `total`: of the run so far. */
+  usage: TokenUsage & { total?: TokenUsage; turnNumber?: number };
+}
+
+export type HookEventType = keyof HookEventMap;
+
+/** One lifecycle event: `{ type, ...fields }`. */
+export type HookEvent<T extends HookEventType = HookEventType> = { [K in T]: { type: K } & HookEventMap[K] }[T];
+
+/** End the run: with `result`, else the model's latest text. */
+export interface StopDirective {
+  stop: true;
+  result?: unknown;
+}
+/** Go on with another model turn: `message` is the next user message (default `Continue.`). */
+export interface ContinueDirective {
+  continue: true;
+  message?: string;
+}
+/** Do not run this tool call (answer to `tool-call`); the model is told why. */
+export interface DenyDirective {
+  deny: string;
+}
+/** Run this tool call (answer to `tool-call`). */
+export interface AllowDirective {
+  allow: true;
+}
+/** What the hook answers; `undefined` is the default behaviour (a provider's own choice: usually, end at turn-end). */
+export type HookDirective = StopDirective | ContinueDirective | DenyDirective | AllowDirective | undefined;
