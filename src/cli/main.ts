@@ -8,6 +8,7 @@ import { registerTail } from './tail.ts';
 import { registerDebug } from './debug.ts';
 import { registerInit } from './init.ts';
 import { registerNew } from './new.ts';
+import { registerMcp } from './mcp.ts';
 import { VERSION } from './version.ts';
 import { addGlobalOptions, globalsOf } from './runtime-options.ts';
 import type { CliIO } from './io.ts';
@@ -48,6 +49,7 @@ Exit codes: 0 ok, 1 the skill failed, 2 usage or configuration error, 3 refused 
   registerDebug(program, io);
   registerInit(program, io);
   registerNew(program, io);
+  registerMcp(program, io);
   // Every subcommand accepts the global options too: `list --json`, `describe greet --set x=1`.
   for (const cmd of program.commands) addGlobalOptions(cmd, true);
   return program;

@@ -1,0 +1,136 @@
+// `agent-apps mcp serve` (SPEC §16): one runtime for the workspace, its skills served to MCP
+// clients over stdio (the default) or Streamable HTTP, until stdin closes or a signal comes.
+// Loaded only by this command, so no other command pays for the MCP SDK (SPEC: heavy modules
+// load only when used).
+import { Writable } from 'node:stream';
+import { AgentAppsError, createRuntime, parseAllowedTools, type Reporter } from '../index.ts';
+import { EXIT, painter } from '../cli/output.ts';
+import { consoleReporter } from '../cli/reporters.ts';
+import { runtimeOptions, type GlobalOptions } from '../cli/runtime-options.ts';
+import type { CliIO } from '../cli/io.ts';
+import { SkillCatalog } from './catalog.ts';
+import { SkillHost } from './server.ts';
+import { installAgentProgress, progressReporter } from './progress.ts';
+
+export interface ServeOptions {
+  /** `[HOST:]PORT`: Streamable HTTP instead of stdio. */
+  http?: string;
+  /** Bearer token for HTTP; defaults to AGENT_APPS_MCP_TOKEN. */
+  token?: string;
+  /** Allowed-tools patterns: only matching skills are served. */
+  allow?: string;
+}
+
+/** In-flight calls get this long to run their `finally` blocks after a shutdown aborts them. */
+const DRAIN_MS = 3000;
+
+export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Promise<number> {
+  // Usage errors first, before anything starts.
+  const { parseHttpTarget, isLoopback } = opts.http !== undefined ? await import('./http.ts') : { parseHttpTarget: undefined, isLoopback: undefined };
+  const target = parseHttpTarget?.(opts.http!);
+  const token = opts.token ?? (process.env.AGENT_APPS_MCP_TOKEN || undefined);
+  if (opts.token !== undefined && !opts.token) throw new AgentAppsError('E_USAGE', '--token: the token is empty');
+  if (target && !isLoopback!(target.host) && !token) {
+    throw new AgentAppsError('E_USAGE', `--http ${opts.http}: binding to ${target.host} (not loopback) needs a bearer token — pass --token TOKEN or set AGENT_APPS_MCP_TOKEN`);
+  }
+  if (!target && opts.token !== undefined) throw new AgentAppsError('E_USAGE', '--token is for --http; a stdio server is reached only by the process that started it');
+  if (opts.allow !== undefined) {
+    if (!opts.allow.trim()) throw new AgentAppsError('E_USAGE', '--allow: no patterns given (e.g. --allow "greet file-*")');
+    parseAllowedTools(opts.allow); // a malformed pattern is E_CONFIG now, not at the first request
+  }
+  const rtOpts = runtimeOptions(g);
+
+  // stdio: stdout is the protocol channel. Anything else that writes to it — a skill's
+  // console.log — goes to stderr instead; the transport writes through the original.
+  let protocolOut: Writable | undefined;
+  let restoreStdout = () => {};
+  if (!target) {
+    const stdout = io.stdout;
+    const original = stdout.write;
+    const write = original.bind(stdout) as (chunk: unknown, encoding?: BufferEncoding, cb?: (err?: Error | null) => void) => boolean;
+    protocolOut = new Writable({
+      write(chunk, encoding, cb) {
+        write(chunk, encoding, cb);
+      },
+    });
+    stdout.write = ((chunk: unknown, encoding?: unknown, cb?: unknown) => (io.stderr.write as (...a: unknown[]) => boolean)(chunk, encoding, cb)) as typeof stdout.write;
+    restoreStdout = () => {
+      stdout.write = original;
+    };
+  }
+
+  const paint = await painter(io.stderr, g.color !== false);
+  const verbose = rtOpts.logLevel !== undefined && rtOpts.logLevel !== 'warn' && rtOpts.logLevel !== 'error';
+  const reporters: Reporter[] = [progressReporter, consoleReporter(io.stderr, paint, { verbose })];
+  const runtime = await createRuntime({ cwd: rtOpts.cwd, paths: rtOpts.paths, overrides: rtOpts.overrides, reporters });
+  if (rtOpts.logLevel) runtime.root.manager.configure({ level: rtOpts.logLevel, global: true });
+  installAgentProgress(runtime);
+  const note = (text: string) => io.stderr.write(`${paint.dim('agent-apps mcp:')} ${text}\n`);
+  // What the SDK reports out of band is almost always a client's malformed or refused request,
+  // already answered with its error: worth a line only when asked for (--log-level info or lower).
+  const onError = (e: Error) => {
+    if (verbose) note(`${paint.yellow('warn')}: ${e.message}`);
+  };
+
+  let stopping: 'SIGINT' | 'SIGTERM' | 'closed' | undefined;
+  let wake!: () => void;
+  const stopped = new Promise<void>((resolve) => (wake = resolve));
+  const stop = (why: 'SIGINT' | 'SIGTERM' | 'closed') => {
+    if (stopping) {
+      // A second Ctrl-C: out at once.
+      if (why === 'SIGINT') process.exit(EXIT.interrupted);
+      return;
+    }
+    stopping = why;
+    wake();
+  };
+  const onInt = () => stop('SIGINT');
+  const onTerm = () => stop('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+
+  let close: () => Promise<void> = async () => {};
+  const host = new SkillHost(runtime, new SkillCatalog(runtime, opts.allow));
+  try {
+    const catalog = host.catalog;
+    const count = (await catalog.skills()).length;
+    const workspace = runtime.root.locals.config.workspace;
+    if (target) {
+      const { serveHttp } = await import('./http.ts');
+      const serving = await serveHttp(host, { ...target, token, onError });
+      close = serving.close;
+      void serving.failed.then((e) => {
+        note(paint.red(`error: ${e.message}`));
+        stop('closed');
+      });
+      note(`serving ${count} skill${count === 1 ? '' : 's'} of ${workspace} at ${serving.url}${token ? ' (bearer token required)' : ''}`);
+    } else {
+      const [{ serveStdio, StdioServerTransport }, { serverFactory }] = await Promise.all([import('@modelcontextprotocol/server/stdio'), import('./server.ts')]);
+      const transport = new StdioServerTransport(io.stdin, protocolOut);
+      const handle = serveStdio(serverFactory(host), { transport, onerror: onError });
+      // The client closing stdin ends the connection, and with it the server.
+      const onEnd = () => stop('closed');
+      io.stdin.once('end', onEnd);
+      io.stdin.once('close', onEnd);
+      close = async () => {
+        io.stdin.off('end', onEnd);
+        io.stdin.off('close', onEnd);
+        await handle.close();
+      };
+      note(`serving ${count} skill${count === 1 ? '' : 's'} of ${workspace} over stdio`);
+    }
+    await stopped;
+  } finally {
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
+    // Closing the serving entry aborts in-flight requests (their invocations see the abort);
+    // they get a moment to unwind before the runtime goes, which aborts whatever is left.
+    await close().catch(() => {});
+    await host.drain(DRAIN_MS);
+    await runtime.close();
+    restoreStdout();
+  }
+  if (stopping === 'SIGINT') return EXIT.interrupted;
+  if (stopping === 'SIGTERM') return EXIT.terminated;
+  return EXIT.ok;
+}
