@@ -68,3 +68,36 @@ test('extra middleware whose constraints all name absent entries gets the defaul
   assert.equal(await rt.invoke('tool', {}, { context: { locals: { middleware: { extra: { before: ['not-installed'] } } } } }), 'ok');
   assert.deepEqual(ran, ['extra']);
 });
+
+// ——— seed 001: no side channels, and what "Mutable" means ———
+
+test('run.origin.frontmatter is not a side channel: a write in one invocation does not appear in the next (seed 000 step 4, seed 001)', async (t) => {
+  const dir = workspace(t, {
+    'skills/scribble.skill.ts': [
+      "export const frontmatter = { name: 'scribble', description: 'Writes on its origin.', metadata: { tone: 'calm' } };",
+      'export default (ctx) => {',
+      '  const fm = ctx.run.origin.frontmatter;',
+      '  const seen = { description: fm.description, tone: fm.metadata.tone, note: fm.note };',
+      "  fm.description = 'scribbled'; fm.metadata.tone = 'loud'; fm.note = 'left behind';",
+      '  return seen;',
+      '};',
+    ].join('\n'),
+  });
+  const rt = await runtimeAt(t, dir);
+  const first = { description: 'Writes on its origin.', tone: 'calm', note: undefined };
+  assert.deepEqual(await rt.invoke('scribble'), first);
+  assert.deepEqual(await rt.invoke('scribble'), first, 'the second invocation sees the tool’s frontmatter, not the first one’s writes');
+  assert.equal((await rt.describe('scribble')).metadata.tone, 'calm', 'nor does the cascade');
+});
+
+test('run.origin assigned whole (as manager.refresh does) keeps its own copy of the frontmatter', async (t) => {
+  const rt = await bareRuntime(t);
+  const shared = { name: 'x', description: 'shared', metadata: {} };
+  rt.register(skill('reassign', (ctx) => {
+    ctx.run.origin = { uri: 'mcp://demo/x', frontmatter: shared };
+    ctx.run.origin.frontmatter.description = 'changed';
+    return [ctx.run.origin.uri, ctx.run.origin.frontmatter.description];
+  }));
+  assert.deepEqual(await rt.invoke('reassign'), ['mcp://demo/x', 'changed']);
+  assert.equal(shared.description, 'shared');
+});

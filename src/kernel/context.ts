@@ -2,6 +2,8 @@
 // globals) with a non-enumerable, immutable `manager`. Ids and signals are created lazily —
 // most contexts never need either, and the invoke benchmark shows the difference.
 import { randomUUID } from 'node:crypto';
+import { AgentAppsError } from './errors.ts';
+import { copyData } from './path.ts';
 import type { Context, ContextManager, Envelope, Frontmatter, Globals, JsonObject, Locals, Nonlocals, RunState, ToolDecl } from './types.ts';
 
 export class ContextEnvelope implements Envelope {
@@ -38,18 +40,70 @@ export interface SignalSource {
   readonly signal: AbortSignal;
 }
 
+/** `run.origin`: where the tool came from. */
+export interface Origin {
+  uri: string | null;
+  frontmatter: Frontmatter;
+}
+
+/**
+ * `run.origin` (seed 001: mutable) as this context's own. The frontmatter it is handed is the
+ * tool's, shared by every invocation: the context's copy is made on first read of
+ * `frontmatter`, so a write never reaches the next invocation (seed 001: no side channels), and
+ * reading `uri` — what skills usually want — copies nothing. A frontmatter assigned is taken as
+ * it is. `JSON.stringify` and `serializeContext` see both fields (`toJSON`); a spread sees `uri`.
+ */
+export class ContextOrigin implements Origin {
+  uri: string | null;
+  #shared: Frontmatter | undefined;
+  #own: Frontmatter | undefined;
+  constructor(uri: string | null, frontmatter: Frontmatter) {
+    this.uri = uri;
+    this.#shared = frontmatter;
+  }
+  get frontmatter(): Frontmatter {
+    if (this.#own === undefined) {
+      this.#own = copyData(this.#shared!);
+      this.#shared = undefined;
+    }
+    return this.#own;
+  }
+  set frontmatter(value: Frontmatter) {
+    this.#own = value;
+    this.#shared = undefined;
+  }
+  toJSON() {
+    return { uri: this.uri, frontmatter: this.#own ?? this.#shared };
+  }
+}
+
 export class ContextRun implements RunState {
-  origin: { uri: string | null; frontmatter: Frontmatter };
   middleware: JsonObject;
   tool: ToolDecl;
+  #uri: string | null;
+  /** The tool's frontmatter, shared by every invocation of it. */
+  #frontmatter: Frontmatter;
+  #origin: ContextOrigin | undefined;
   #interactive: boolean;
   #source: SignalSource | undefined;
   constructor(uri: string | null, frontmatter: Frontmatter, tool: ToolDecl, interactive: boolean) {
-    this.origin = { uri, frontmatter };
+    this.#uri = uri;
+    this.#frontmatter = frontmatter;
     this.middleware = EMPTY;
     this.tool = tool;
     this.#interactive = interactive;
   }
+
+  /** Mutable (seed 001); see ContextOrigin. Created on first read: most contexts never look. */
+  get origin(): Origin {
+    return (this.#origin ??= new ContextOrigin(this.#uri, this.#frontmatter));
+  }
+  set origin(value: Origin) {
+    // The kernel assigns a tool's shared frontmatter here too (manager.refresh): it is copied on first read.
+    if (value === null || typeof value !== 'object') throw new AgentAppsError('E_VALIDATION', `run.origin is { uri, frontmatter }, got ${value === null ? 'null' : typeof value}`);
+    this.#origin = new ContextOrigin(value.uri, value.frontmatter);
+  }
+
   /** Immutable: chosen when the context is created (seed 001). */
   get interactive(): boolean {
     return this.#interactive;
@@ -62,7 +116,12 @@ export class ContextRun implements RunState {
     this.#source ??= source;
   }
   toJSON() {
-    return { origin: this.origin, middleware: this.middleware, tool: this.tool, interactive: this.#interactive };
+    return {
+      origin: this.#origin?.toJSON() ?? { uri: this.#uri, frontmatter: this.#frontmatter },
+      middleware: this.middleware,
+      tool: this.tool,
+      interactive: this.#interactive,
+    };
   }
 }
 const EMPTY: JsonObject = Object.freeze({}) as JsonObject;

@@ -39,3 +39,20 @@ export function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+/**
+ * A deep copy of plain objects and arrays; anything else (functions, class instances) is kept
+ * by reference. What a context is given as its own copy of shared, frozen data.
+ */
+export function copyData<T>(value: T): T {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(copyData) as T;
+  if (!isPlainObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    // An own `__proto__` key (JSON, YAML) stays a key: assigning it would set the prototype.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: copyData(value[key]), enumerable: true, writable: true, configurable: true });
+    else out[key] = copyData(value[key]);
+  }
+  return out as T;
+}
