@@ -1,0 +1,144 @@
+// The invoke tool's code (seed 004, "Code Execution Model"; SPEC §11): the model's JavaScript runs
+// as an anonymous skill through the full pipeline, inside one isolated-vm sandbox per agent run,
+// reused across its turns. Every host call the code makes goes through the bridge (bridge.ts,
+// the security boundary). What the model gets back is one string: the result or `finished:`
+// value, then the console output; a failure is the tool's error, with its line.
+import { AgentAppsError, ValidationError } from '../kernel/errors.ts';
+import type { Kernel } from '../kernel/orchestrator.ts';
+import type { Context, ToolDef } from '../kernel/types.ts';
+import type { Sandbox } from '../sandbox/sandbox.ts';
+import { createBridge, jsonSafe, type AgentPolicy, type ExecutionHandle, type HostCall } from './bridge.ts';
+import type { SandboxLimits } from './limits.ts';
+import type { Returns } from './returns.ts';
+
+export interface AgentCodeOptions {
+  kernel: Kernel;
+  /** The skill being served: its args are the code's `ctx.args`. */
+  served: Context;
+  policy: AgentPolicy;
+  skillName: string;
+  display: string;
+  /** The served skill is middleware: the code has `target.manager.next()`. */
+  middleware: boolean;
+  /** The allowed-tools of the anonymous skill (validate-allowed-tools checks its calls too). */
+  allowedTools: string | undefined;
+  /** Seeds the sandbox's `memory` global before the first execution. */
+  memory: Record<string, unknown> | undefined;
+  /** `model.sandbox` as set. */
+  sandbox: Partial<SandboxLimits>;
+  returns: Returns;
+  /** `ctx.manager.abort(reason)` from the code: refusal, not failure. */
+  abort(reason: unknown): void;
+}
+
+/** Tool errors a run can end on: the caller sees them when nothing happened after them (SPEC §11). */
+const ENDS_ON = new Set(['E_SANDBOX', 'E_ALLOWED_TOOLS', 'E_UNTRUSTED_REF']);
+
+export class AgentCode {
+  /** The anonymous skill each piece of code runs as. */
+  readonly def: ToolDef;
+  /**
+   * The last execution's error, when it is one a run can end on (a sandbox failure, a refused
+   * call, a finish() value that broke `returns`); cleared by an execution that succeeds.
+   */
+  lastError: AgentAppsError | undefined;
+  readonly #o: AgentCodeOptions;
+  readonly #bridge: HostCall;
+  #sandbox: Sandbox | undefined;
+
+  constructor(o: AgentCodeOptions) {
+    this.#o = o;
+    this.def = {
+      name: 'agent-code',
+      frontmatter: {
+        name: 'agent-code',
+        description: `Code written by the agent of '${o.skillName}'.`,
+        metadata: o.allowedTools !== undefined ? { 'allowed-tools': o.allowedTools } : {},
+      },
+      fn: (codeCtx: Context, a: { code: string }) => this.run(codeCtx, a.code),
+    };
+    this.#bridge = createBridge({
+      kernel: o.kernel,
+      served: o.served,
+      policy: o.policy,
+      skillName: o.skillName,
+      display: o.display,
+      middleware: o.middleware,
+      finish: (exec, value) => o.returns.finish(exec.ctx, value),
+      abort: o.abort,
+    });
+  }
+
+  async run(codeCtx: Context, code: string): Promise<string> {
+    const { returns, served } = this.#o;
+    const limits = this.#o.sandbox;
+    this.#sandbox ??= await (await import('../sandbox/sandbox.ts')).Sandbox.create({ timeoutMs: limits.timeoutMs, memoryMb: limits.memoryMb, isolation: limits.isolation, memory: this.#o.memory });
+    // One signal per execution: when it ends — completed, failed, timed out, killed — every host
+    // call it started is aborted with it (SPEC §15), and a kill by the bridge ends it early.
+    const ended = new AbortController();
+    const onCodeAbort = () => ended.abort(codeCtx.run.signal.reason);
+    codeCtx.run.signal.addEventListener('abort', onCodeAbort, { once: true });
+    let killed: string | undefined;
+    const exec: ExecutionHandle = {
+      ctx: codeCtx,
+      signal: ended.signal,
+      kill(message) {
+        killed ??= message;
+        ended.abort(message);
+      },
+    };
+    const host = { call: (method: string, a: unknown[], size: number) => this.#bridge(exec, method, a, size) };
+    returns.beginExecution();
+    let result;
+    try {
+      result = await this.#sandbox.run(code, host, { args: jsonSafe(served.args), middleware: this.#o.middleware, signal: ended.signal });
+    } finally {
+      codeCtx.run.signal.removeEventListener('abort', onCodeAbort);
+      ended.abort("the agent code's execution ended");
+    }
+    if (killed !== undefined) result = { ok: false as const, error: { code: 'E_SANDBOX', message: killed }, logs: result.logs };
+    // The seed's idiom is `ctx.manager.finish(value)` without await: the code may complete while
+    // its finish() is still being checked. Wait for it; a value that broke `returns` is then this
+    // call's error, not a silent success.
+    if (returns.pending) await returns.pending;
+    const refused = returns.refused;
+    if (result.ok && refused && !returns.finished) result = { ok: false, error: { code: 'E_VALIDATION', message: refused.message }, logs: result.logs };
+    const logs = result.logs.length ? `\nconsole:\n${result.logs.join('\n')}` : '';
+    if (!result.ok) {
+      const where = result.error.line !== undefined ? ` (line ${result.error.line})` : '';
+      const err = new AgentAppsError(result.error.code, `${result.error.message}${where}${logs}`);
+      this.lastError = ENDS_ON.has(result.error.code) ? err : result.error.code === 'E_VALIDATION' && refused ? refused : undefined;
+      throw err;
+    }
+    this.lastError = undefined;
+    if (returns.finished) return `finished: ${preview(returns.finished.value)}${logs}`;
+    return `result: ${preview(result.value)}${logs}`;
+  }
+
+  /**
+   * The error the caller sees when the run fails with `error`. E_SANDBOX reaches the caller only
+   * when the run ends on it (SPEC §11): the limits ran out right after it, or the model never came
+   * back (a replay cassette that ended there). A refused call or a refused finish() value that
+   * the run ends on is reported the same way, with what came after it in the message.
+   */
+  endedOn(error: Error & { code?: string; final?: unknown }): Error & { code?: string } {
+    const last = this.lastError;
+    if (!last || !(error.code === 'E_AGENT_LIMIT' ? last.code === 'E_SANDBOX' : error.final === true)) return error;
+    const then = ` — and then: ${error.message}`;
+    if (last instanceof ValidationError) {
+      const returns = new ValidationError('finish() value does not match the returns schema', last.errors, 'returns');
+      returns.message += then;
+      return returns;
+    }
+    return new AgentAppsError(last.code, `${last.message.split('\n')[0]}${then}`);
+  }
+
+  dispose(): void {
+    this.#sandbox?.dispose();
+  }
+}
+
+function preview(value: unknown): string {
+  const text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value ?? null);
+  return text.length > 20_000 ? text.slice(0, 20_000) + `… (${text.length} characters)` : text;
+}

@@ -1,0 +1,91 @@
+// The agent trace and its events (seed 004, "Agent Trace"): every hook event a provider reports is
+// a timestamped entry on the served skill's `locals.agent.trace`, where middleware after the agent
+// reads it; token usage is summed on `locals.agent.usage`. With an events topic, the run is also
+// told on the bus as it happens: agent-start, turn-start, agent-message, tool-call, tool-result /
+// tool-error, turn-end, agent-error and agent-complete.
+import { eventBus } from '../events/runtime.ts';
+import type { Context } from '../kernel/types.ts';
+import type { TokenUsage } from './provider.ts';
+
+/** What a provider reported to the hook (a `HookEvent`, or a type of its own), as received. */
+export interface ReportedEvent {
+  type: string;
+  [key: string]: unknown;
+}
+
+export type TraceEntry = ReportedEvent & { timestamp: number };
+
+/** The bus event of each hook event type; usage and the other types are trace-only. */
+const EVENT_NAMES: Record<string, string> = {
+  'turn-start': 'turn-start',
+  'turn-end': 'turn-end',
+  'tool-call': 'tool-call',
+  'tool-result': 'tool-result',
+  message: 'agent-message',
+  error: 'agent-error',
+};
+
+export interface TraceOptions {
+  /** The agent skill's own context (the bus, the run's root context). */
+  ctx: Context;
+  /** The skill being served: the trace goes on its `locals.agent`. */
+  served: Context;
+  /** The events topic, if any. */
+  topic: string | undefined;
+  /** The bus events' `source`. */
+  skillName: string;
+  /** How the agent is shown in logs and by the progress reporter. */
+  display: string;
+}
+
+export class AgentTrace {
+  readonly entries: TraceEntry[] = [];
+  readonly usage: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  readonly #o: TraceOptions;
+  readonly #started = Date.now();
+  readonly #progress: ((e: ReportedEvent & { skill: string }) => void) | undefined;
+
+  constructor(o: TraceOptions) {
+    this.#o = o;
+    o.served.locals.agent = { trace: this.entries, usage: this.usage };
+    this.#progress = o.ctx.globals.internals.progress as ((e: ReportedEvent & { skill: string }) => void) | undefined;
+  }
+
+  /** A hook event: a trace entry, a line for the progress reporter, and its bus event (or its tokens). */
+  record(e: ReportedEvent): void {
+    this.entries.push({ ...e, timestamp: Date.now() });
+    this.#progress?.({ ...e, skill: this.#o.display });
+    if (e.type === 'usage') {
+      for (const k of ['inputTokens', 'outputTokens', 'totalTokens'] as const) this.usage[k] += Number(e[k] ?? 0) || 0;
+      return;
+    }
+    const name = e.type === 'tool-result' && e.error ? 'tool-error' : EVENT_NAMES[e.type];
+    if (name) this.emit(name, e);
+  }
+
+  /** Model turns so far (turn-start entries). */
+  get turns(): number {
+    let n = 0;
+    for (const e of this.entries) if (e.type === 'turn-start') n++;
+    return n;
+  }
+
+  emit(type: string, data: unknown): void {
+    const { topic, ctx, skillName } = this.#o;
+    if (topic === undefined) return;
+    eventBus(ctx).emit({ topic, type, data, source: skillName, rootContextId: ctx.nonlocals.rootContextId });
+  }
+
+  /** The run succeeded: the agent-usage log event and agent-complete. */
+  complete(result: unknown, steps: number): void {
+    const { ctx, display, skillName } = this.#o;
+    const usage = this.usage;
+    ctx.manager.log({ type: 'agent-usage', tag: 'agent', level: 'info', tool: display, text: `${this.turns} turns, ${steps} invoke calls, ${usage.totalTokens} tokens`, usage, steps });
+    this.emit('agent-complete', { skill: skillName, result, usage, steps, durationMs: Date.now() - this.#started });
+  }
+
+  /** The run failed with `error`: agent-error. */
+  fail(error: { message: string; code?: string }, steps: number): void {
+    this.emit('agent-error', { skill: this.#o.skillName, error: { message: error.message, code: error.code }, usage: this.usage, steps });
+  }
+}
