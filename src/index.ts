@@ -5,16 +5,13 @@ import type { Manager } from './kernel/manager.ts';
 import type { Kernel } from './kernel/orchestrator.ts';
 import type { Context } from './kernel/types.ts';
 import { check } from './kernel/schema.ts';
+import { copyData } from './kernel/path.ts';
 import { eventBus, eventBusReady } from './events/runtime.ts';
 import type { Sandbox, SandboxOptions } from './sandbox/sandbox.ts';
 import { systemPrompt, userMessage } from './agent/prompt.ts';
 import { isCallable } from './agent/visible-tools.ts';
 import { createBridge, jsonSafe, scrub, subAgentConfig, subAgentWithin, DEFAULT_HOST_MB, type AgentPolicy } from './agent/bridge.ts';
 import { realPath } from './kernel/allowed-tools.ts';
-import { readLimits, LimitCounter } from './agent/limits.ts';
-import { AgentTrace } from './agent/trace.ts';
-import { Returns } from './agent/returns.ts';
-import { AgentCode } from './agent/code.ts';
 import { parseSkillArgs } from './cli/skill-args.ts';
 
 setEntryUrl(import.meta.url);
@@ -93,6 +90,8 @@ export const internals = {
   },
   /** JSON Schema check with ajv (loaded on first use); returns ajv's error list. */
   check,
+  /** A deep copy of plain objects and arrays: a context's own copy of shared, frozen cascade data. */
+  copyData,
   /** The runtime's event bus (SPEC §8), created on first use. */
   eventBus,
   /** The bus with the routes of the projects' root mains registered (async, once). */
@@ -123,12 +122,6 @@ export const internals = {
     if (!policy) return undefined;
     return (name, hidden) => isCallable(name, hidden, policy).ok;
   },
-  /** The `agent` skill's parts (src/agent/): limits, the trace and its events, returns, the invoke tool's code. */
-  readLimits,
-  LimitCounter,
-  AgentTrace,
-  Returns,
-  AgentCode,
   /** The host-call policy for agent code (src/agent/bridge.ts). */
   createBridge,
   subAgentConfig,

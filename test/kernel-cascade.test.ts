@@ -268,14 +268,14 @@ test('interpolation takes dotted look-ups only, no expressions', async (t) => {
   assert.equal((await settle(rt.invoke('expr'))).error?.code, 'E_CONFIG');
 });
 
-test('run.middleware is frozen cascade data shared by invocations: a tool cannot corrupt it', async (t) => {
+test('run.middleware is the invocation’s own copy of the cascade: a write stays in it and never reaches the next invocation', async (t) => {
   const rt = await runtimeFor(t, 'acme');
   rt.register(skill('vandal', (ctx) => {
-    try {
-      (ctx.run.middleware as Meta).tone = 'vandalised';
-    } catch {}
-    return ctx.run.middleware.tone;
+    const before = ctx.run.middleware.tone;
+    (ctx.run.middleware as Meta).tone = 'vandalised';
+    return [before, ctx.run.middleware.tone];
   }, { tone: 'calm' }));
-  assert.equal(await rt.invoke('vandal'), 'calm');
-  assert.equal(await rt.invoke('vandal'), 'calm');
+  assert.deepEqual(await rt.invoke('vandal'), ['calm', 'vandalised']);
+  assert.deepEqual(await rt.invoke('vandal'), ['calm', 'vandalised']);
+  assert.equal((await rt.describe('vandal')).metadata.tone, 'calm');
 });

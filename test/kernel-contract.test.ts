@@ -101,3 +101,71 @@ test('run.origin assigned whole (as manager.refresh does) keeps its own copy of 
   assert.deepEqual(await rt.invoke('reassign'), ['mcp://demo/x', 'changed']);
   assert.equal(shared.description, 'shared');
 });
+
+/** What a write did: 'ok' (and it reads back), the AgentAppsError's code, or the bare error. */
+function attempt(write: () => void, read: () => unknown, expected: unknown): string {
+  try {
+    write();
+  } catch (err) {
+    const e = err as { code?: unknown; name?: string; message?: string };
+    return typeof e.code === 'string' && e.code.startsWith('E_') ? e.code : `bare ${e.name}: ${e.message}`;
+  }
+  return JSON.stringify(read()) === JSON.stringify(expected) ? 'ok' : `wrote, but reads ${JSON.stringify(read())}`;
+}
+
+test('the Mutable properties of seed 001 (run.middleware, run.tool, locals.config) change in place by set() or assignment — never a bare TypeError', async (t) => {
+  const rt = await bareRuntime(t);
+  rt.register(skill('mutate', (ctx) => {
+    const c = ctx as any;
+    return {
+      'run.tool.description =': attempt(() => (c.run.tool.description = 'x'), () => c.run.tool.description, 'x'),
+      "set('run.tool.description')": attempt(() => ctx.manager.set('run.tool.description', 'y'), () => c.run.tool.description, 'y'),
+      'run.tool.params =': attempt(() => (c.run.tool.params = { type: 'object' }), () => c.run.tool.params, { type: 'object' }),
+      'locals.config.cwd =': attempt(() => (c.locals.config.cwd = '/x'), () => c.locals.config.cwd, '/x'),
+      "set('locals.config.model.provider')": attempt(() => ctx.manager.set('locals.config.model.provider', 'replay'), () => c.locals.config.model.provider, 'replay'),
+      'locals.config.model.sandbox.timeoutMs =': attempt(() => (c.locals.config.model.sandbox.timeoutMs = 5), () => c.locals.config.model.sandbox.timeoutMs, 5),
+      'locals.config.paths =': attempt(() => (c.locals.config.paths = ['/p']), () => c.locals.config.paths, ['/p']),
+      'run.middleware.x =': attempt(() => (c.run.middleware.x = 1), () => c.run.middleware.x, 1),
+      'run.middleware.nested.deep =': attempt(() => (c.run.middleware.nested.deep = 2), () => c.run.middleware.nested.deep, 2),
+      "set('run.middleware.nested.deep')": attempt(() => ctx.manager.set('run.middleware.nested.deep', 3), () => c.run.middleware.nested.deep, 3),
+      'delete run.middleware.tone': attempt(() => delete c.run.middleware.tone, () => c.run.middleware.tone, undefined),
+      'run.middleware =': attempt(() => (c.run.middleware = { fresh: true }), () => c.run.middleware, { fresh: true }),
+    };
+  }, { tone: 'calm', nested: { deep: 1 }, model: { sandbox: { timeoutMs: 1000 } } }, { description: 'before' }));
+  const out = (await rt.invoke('mutate')) as Record<string, string>;
+  for (const [write, result] of Object.entries(out)) assert.equal(result, 'ok', write);
+});
+
+test('shared, frozen data under a Mutable property refuses set() with E_IMMUTABLE, saying what to set instead', async (t) => {
+  const rt = await bareRuntime(t);
+  rt.register(skill('frozen', (ctx) => {
+    const errors: Record<string, { code?: string; message: string }> = {};
+    for (const path of ['run.tool.params.properties.n.type', 'run.tool.tags.0', 'locals.config.paths.0']) {
+      try {
+        ctx.manager.set(path, 'x');
+      } catch (err) {
+        errors[path] = { code: (err as { code?: string }).code, message: (err as Error).message };
+      }
+    }
+    return errors;
+  }, { params: { type: 'object', properties: { n: { type: 'number' } } }, tags: ['demo'] }));
+  const errors = (await rt.invoke('frozen')) as Record<string, { code?: string; message: string }>;
+  assert.equal(errors['run.tool.params.properties.n.type']?.code, 'E_IMMUTABLE');
+  assert.match(errors['run.tool.params.properties.n.type']!.message, /set a new value for 'run\.tool\.params\.properties\.n'/);
+  assert.equal(errors['run.tool.tags.0']?.code, 'E_IMMUTABLE');
+  assert.match(errors['locals.config.paths.0']?.message ?? '', /set a new value for 'locals\.config\.paths'/);
+});
+
+test('run.tool is the invocation’s own: its shared schemas and tags cannot carry a write to the next invocation', async (t) => {
+  const rt = await bareRuntime(t);
+  rt.register(skill('tagger', (ctx) => {
+    const tags = [...ctx.run.tool.tags];
+    try {
+      ctx.run.tool.tags.push('leaked');
+    } catch {}
+    ctx.run.tool.tags = [...ctx.run.tool.tags, 'mine'];
+    return { tags, now: ctx.run.tool.tags };
+  }, { tags: ['demo'] }));
+  assert.deepEqual(await rt.invoke('tagger'), { tags: ['demo'], now: ['demo', 'mine'] });
+  assert.deepEqual(await rt.invoke('tagger'), { tags: ['demo'], now: ['demo', 'mine'] });
+});

@@ -3,7 +3,7 @@
 // most contexts never need either, and the invoke benchmark shows the difference.
 import { randomUUID } from 'node:crypto';
 import { AgentAppsError } from './errors.ts';
-import { copyData } from './path.ts';
+import { copyData, deepFreeze } from './path.ts';
 import type { Context, ContextManager, Envelope, Frontmatter, Globals, JsonObject, Locals, Nonlocals, RunState, ToolDecl } from './types.ts';
 
 export class ContextEnvelope implements Envelope {
@@ -78,19 +78,21 @@ export class ContextOrigin implements Origin {
 }
 
 export class ContextRun implements RunState {
-  middleware: JsonObject;
   tool: ToolDecl;
   #uri: string | null;
   /** The tool's frontmatter, shared by every invocation of it. */
   #frontmatter: Frontmatter;
   #origin: ContextOrigin | undefined;
+  /** `run.middleware` as assigned (by the orchestrator: the plan's, frozen and shared). */
+  #cascade: JsonObject;
+  #middleware: JsonObject | undefined;
   #interactive: boolean;
   #source: SignalSource | undefined;
   constructor(uri: string | null, frontmatter: Frontmatter, tool: ToolDecl, interactive: boolean) {
     this.#uri = uri;
     this.#frontmatter = frontmatter;
-    this.middleware = EMPTY;
-    this.tool = tool;
+    this.#cascade = EMPTY;
+    this.tool = sealShared(tool);
     this.#interactive = interactive;
   }
 
@@ -102,6 +104,21 @@ export class ContextRun implements RunState {
     // The kernel assigns a tool's shared frontmatter here too (manager.refresh): it is copied on first read.
     if (value === null || typeof value !== 'object') throw new AgentAppsError('E_VALIDATION', `run.origin is { uri, frontmatter }, got ${value === null ? 'null' : typeof value}`);
     this.#origin = new ContextOrigin(value.uri, value.frontmatter);
+  }
+
+  /**
+   * Mutable (seed 001): the resolved cascade metadata, this context's own. The orchestrator
+   * assigns the plan's, frozen and shared by every invocation of the tool: it is copied on first
+   * read, so only a context whose skill looks pays for the copy, and a write never reaches the
+   * plan. An unfrozen value assigned is taken as it is.
+   */
+  get middleware(): JsonObject {
+    return (this.#middleware ??= Object.isFrozen(this.#cascade) ? copyData(this.#cascade) : this.#cascade);
+  }
+  set middleware(value: JsonObject) {
+    // The check waits for the first read: this setter runs on every invocation.
+    this.#cascade = value;
+    this.#middleware = undefined;
   }
 
   /** Immutable: chosen when the context is created (seed 001). */
@@ -118,13 +135,26 @@ export class ContextRun implements RunState {
   toJSON() {
     return {
       origin: this.#origin?.toJSON() ?? { uri: this.#uri, frontmatter: this.#frontmatter },
-      middleware: this.middleware,
+      middleware: this.#middleware ?? this.#cascade,
       tool: this.tool,
       interactive: this.#interactive,
     };
   }
 }
 const EMPTY: JsonObject = Object.freeze({}) as JsonObject;
+
+/**
+ * `run.tool` is the context's own object, but its schemas and tags are the tool's declaration,
+ * shared by every invocation: they are frozen, so a write cannot reach the next invocation —
+ * to change one, assign a new value (`run.tool.params = …`). Once per tool; later calls only
+ * check, and only what is there.
+ */
+function sealShared(tool: ToolDecl): ToolDecl {
+  if (tool.params !== undefined && !Object.isFrozen(tool.params)) deepFreeze(tool.params);
+  if (tool.returns !== undefined && !Object.isFrozen(tool.returns)) deepFreeze(tool.returns);
+  if (!Object.isFrozen(tool.tags)) Object.freeze(tool.tags);
+  return tool;
+}
 
 export class ContextImpl implements Context {
   readonly envelope: ContextEnvelope;

@@ -17,12 +17,24 @@ export function setPath(root: object, path: string, value: unknown): void {
   for (let i = 0; i < parts.length - 1; i++) {
     const part = parts[i]!;
     if (part === '__proto__' || part === 'constructor' || part === 'prototype') throw new AgentAppsError('E_IMMUTABLE', `refusing to set '${path}': prototype paths are not data`);
-    if (cur[part] === null || typeof cur[part] !== 'object') cur[part] = {};
-    cur = cur[part];
+    let next = cur[part];
+    if (next === null || typeof next !== 'object') {
+      next = {};
+      if (!Reflect.set(cur, part, next)) throw frozen(path, parts.slice(0, i));
+    }
+    cur = next;
   }
   const last = parts[parts.length - 1]!;
   if (last === '__proto__' || last === 'constructor' || last === 'prototype') throw new AgentAppsError('E_IMMUTABLE', `refusing to set '${path}': prototype paths are not data`);
-  cur[last] = value;
+  // Reflect.set reports a frozen object or a read-only property instead of throwing a bare TypeError.
+  if (!Reflect.set(cur, last, value)) throw frozen(path, parts.slice(0, -1));
+}
+
+/** E_IMMUTABLE for a write into frozen data, saying what to set instead. */
+function frozen(path: string, container: string[]): AgentAppsError {
+  const where = container.join('.');
+  if (!where) return new AgentAppsError('E_IMMUTABLE', `refusing to set '${path}': it is read-only`);
+  return new AgentAppsError('E_IMMUTABLE', `refusing to set '${path}': '${where}' is shared, frozen data and is never changed in place — set a new value for '${where}' instead (a copy with your change)`);
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
