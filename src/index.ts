@@ -12,6 +12,10 @@ import { systemPrompt, userMessage } from './agent/prompt.ts';
 import { isCallable } from './agent/visible-tools.ts';
 import { createBridge, jsonSafe, scrub, subAgentConfig, subAgentWithin, DEFAULT_HOST_MB, type AgentPolicy } from './agent/bridge.ts';
 import { realPath } from './kernel/allowed-tools.ts';
+import { readLimits, LimitCounter } from './agent/limits.ts';
+import { AgentTrace } from './agent/trace.ts';
+import { Returns } from './agent/returns.ts';
+import { AgentCode } from './agent/code.ts';
 import { parseSkillArgs } from './cli/skill-args.ts';
 
 setEntryUrl(import.meta.url);
@@ -122,6 +126,12 @@ export const internals = {
     if (!policy) return undefined;
     return (name, hidden) => isCallable(name, hidden, policy).ok;
   },
+  /** The `agent` skill's parts (src/agent/): limits, the trace and its events, returns, the invoke tool's code. */
+  readLimits,
+  LimitCounter,
+  AgentTrace,
+  Returns,
+  AgentCode,
   /** The host-call policy for agent code (src/agent/bridge.ts). */
   createBridge,
   subAgentConfig,
