@@ -72,6 +72,28 @@ describe('mcp serve (stdio): tools', () => {
     assert.equal(text(await client.callTool({ name: 'greet', arguments: { name: 'Bo' } })), 'Hello, Bo!');
   });
 
+  test('--allow with an arg constraint: the skill is listed, calls outside the constraint are refused', async (t) => {
+    const { client } = await connectStdio(t, { args: ['--allow', 'greet(name=A*)'] });
+    assert.deepEqual((await client.listTools()).tools.map((tool) => tool.name), ['greet']);
+    assert.equal(text(await client.callTool({ name: 'greet', arguments: { name: 'Ada' } })), 'Hello, Ada!');
+    const refused = await client.callTool({ name: 'greet', arguments: { name: 'Bo' } });
+    assert.equal(refused.isError, true);
+    assert.match(text(refused), /^E_ALLOWED_TOOLS: 'greet' with these args is outside --allow 'greet\(name=A\*\)'/);
+  });
+
+  test('a skill added while the server runs is served from the next tools/list on', async (t) => {
+    const ws = tempDir(t);
+    const skill = (name: string) => `export const frontmatter = { name: '${name}', description: 'The ${name} skill.' };\nexport default async () => '${name} here';\n`;
+    fs.mkdirSync(path.join(ws, 'skills'));
+    fs.writeFileSync(path.join(ws, 'skills', 'first.skill.ts'), skill('first'));
+    const { client } = await connectStdio(t, { cwd: ws, args: ['--allow', 'first second'] });
+    assert.deepEqual((await client.listTools()).tools.map((tool) => tool.name), ['first']);
+    fs.writeFileSync(path.join(ws, 'skills', 'second.skill.ts'), skill('second'));
+    await new Promise((r) => setTimeout(r, 1100)); // the search paths are re-read at most once a second
+    assert.deepEqual((await client.listTools()).tools.map((tool) => tool.name), ['first', 'second']);
+    assert.equal(text(await client.callTool({ name: 'second', arguments: {} })), 'second here');
+  });
+
   test('stdout carries only protocol frames: what a skill prints goes to stderr', async (t) => {
     const conn = await connectStdio(t);
     const result = await conn.client.callTool({ name: 'noisy', arguments: {} });

@@ -50,6 +50,11 @@ export class SkillCatalog {
     return (await this.#load(true)).get(name);
   }
 
+  /** The exposed skill `name` as last read, without reading anything. */
+  peek(name: string): ExposedSkill | undefined {
+    return this.#skills?.get(name);
+  }
+
   isPrompt(skill: ExposedSkill): boolean {
     return PROMPT_KINDS.has(skill.kind);
   }

@@ -2,7 +2,6 @@
 // clients over stdio (the default) or Streamable HTTP, until stdin closes or a signal comes.
 // Loaded only by this command, so no other command pays for the MCP SDK (SPEC: heavy modules
 // load only when used).
-import { Writable } from 'node:stream';
 import { AgentAppsError, createRuntime, parseAllowedTools, type Reporter } from '../index.ts';
 import { EXIT, painter } from '../cli/output.ts';
 import { consoleReporter } from '../cli/reporters.ts';
@@ -41,16 +40,19 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
   const rtOpts = runtimeOptions(g);
 
   // stdio: stdout is the protocol channel. Anything else that writes to it — a skill's
-  // console.log — goes to stderr instead; the transport writes through the original.
-  let protocolOut: Writable | undefined;
+  // console.log — goes to stderr instead; the transport gets a view of stdout whose `write` is
+  // still the real one (events, listeners and the rest are stdout's own).
+  let protocolOut: NodeJS.WriteStream | undefined;
   let restoreStdout = () => {};
   if (!target) {
     const stdout = io.stdout;
     const original = stdout.write;
-    const write = original.bind(stdout) as (chunk: unknown, encoding?: BufferEncoding, cb?: (err?: Error | null) => void) => boolean;
-    protocolOut = new Writable({
-      write(chunk, encoding, cb) {
-        write(chunk, encoding, cb);
+    const write = original.bind(stdout);
+    protocolOut = new Proxy(stdout, {
+      get(stream, key) {
+        if (key === 'write') return write;
+        const value = Reflect.get(stream, key, stream) as unknown;
+        return typeof value === 'function' ? value.bind(stream) : value;
       },
     });
     stdout.write = ((chunk: unknown, encoding?: unknown, cb?: unknown) => (io.stderr.write as (...a: unknown[]) => boolean)(chunk, encoding, cb)) as typeof stdout.write;

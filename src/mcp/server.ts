@@ -167,7 +167,7 @@ export function createServer(host: SkillHost): Server {
     // in the same read, and drops progress for a finished request (typescript-sdk#2580): the
     // response must not share a chunk with the last progress notification.
     if (progress && sentAny) await new Promise((resolve) => setTimeout(resolve, 10));
-    const skill = await host.catalog.find(name);
+    const skill = host.catalog.peek(name);
     return server.projectCallToolResult(result, skill ? outputSchemaOf(skill) : undefined);
   });
   server.setRequestHandler('prompts/list', async () => ({ prompts: await host.listPrompts() }));
