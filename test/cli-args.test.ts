@@ -105,6 +105,31 @@ describe('parseSkillArgs: --PARAM VALUE coerced by the params schema', () => {
     usageError(() => parseSkillArgs(['--text', 'a', 'b', 'c'], params), /unexpected arguments 'b' 'c'/);
   });
 
+  test('a declared param that is not a boolean needs a value: a bare flag is a usage error, not true', () => {
+    usageError(() => parseSkillArgs(['--text'], params), /^--text needs a value \(a string\)$/);
+    usageError(() => parseSkillArgs(['--loud', '--mode'], params), /^--mode needs a value \(one of fast, slow\)$/);
+    assert.deepEqual(parseSkillArgs(['--undeclared'], params), { undeclared: true });
+  });
+
+  test('a one-value param given twice is a usage error naming it; arrays and undeclared flags collect', () => {
+    usageError(() => parseSkillArgs(['--text', 'a', '--text', 'b'], params), /^--text was given 2 times, but it takes one value \(a string\)/);
+    assert.deepEqual(parseSkillArgs(['--tags', 'a', '--tags', 'b', '--x', '1', '--x', '2'], params), { tags: ['a', 'b'], x: ['1', '2'] });
+  });
+
+  test('a mis-cased flag, or a near miss where no other property is allowed, suggests the declared one', () => {
+    usageError(() => parseSkillArgs(['--Text', 'a'], params), /^unknown flag --Text — did you mean --text\?$/);
+    usageError(() => parseSkillArgs(['--opts.Format', 'png'], params), /did you mean --opts\.format\?/);
+    assert.deepEqual(parseSkillArgs(['--txet', 'a'], params), { txet: 'a' });
+    usageError(() => parseSkillArgs(['--txet', 'a'], { ...params, additionalProperties: false }), /did you mean --text\?/);
+    usageError(() => parseSkillArgs(['--JSON'], params), /did you mean --json\?/);
+  });
+
+  test('numbers are decimal: 0x10, 0b1, an empty value and a padded one stay strings', () => {
+    assert.deepEqual(parseSkillArgs(['--count', '0x10', '--n', '0b1'], params), { count: '0x10', n: '0b1' });
+    assert.deepEqual(parseSkillArgs(['--count=', '--n', ' 3'], params), { count: '', n: ' 3' });
+    assert.deepEqual(parseSkillArgs(['--count', '+1.5e2', '--n', '-.5'], params), { count: 150, n: -0.5 });
+  });
+
   test('prototype keys are refused', () => {
     usageError(() => parseSkillArgs(['--__proto__.polluted', '1'], params), /not a usable arg name/);
     usageError(() => parseSkillArgs(['--constructor', 'x'], params), /not a usable arg name/);
@@ -208,6 +233,10 @@ describe('readArgsJson: --args-json JSON, or - for stdin', () => {
     await assert.rejects(readArgsJson('{bad'), (e: AgentAppsError) => e.code === 'E_USAGE' && /not valid JSON/.test(e.message));
     await assert.rejects(readArgsJson('[1]'), (e: AgentAppsError) => e.code === 'E_USAGE' && /must be a JSON object/.test(e.message));
   });
+
+  test('empty stdin is a usage error that says so', async () => {
+    await assert.rejects(readArgsJson('-', Readable.from([' \n'])), (e: AgentAppsError) => e.code === 'E_USAGE' && /^--args-json -: stdin was empty/.test(e.message));
+  });
 });
 
 describe('output: results and exit codes', () => {
@@ -242,6 +271,14 @@ describe('output: results and exit codes', () => {
     const withStack = formatError(err, { debug: true, paint: plain });
     assert.match(withStack, /^error \[E_CONFIG\]: line one line two\n\s+at /);
     assert.equal(formatError(new Error('boom'), { debug: false, paint: plain }), 'error: boom  (run with --debug for the stack)');
+  });
+
+  test('a message that starts with its code prints the code once; enum violations list the allowed values', () => {
+    const plain: Painter = { red: (s) => s, yellow: (s) => s, dim: (s) => s, bold: (s) => s, cyan: (s) => s, green: (s) => s };
+    const enoent = Object.assign(new Error("ENOENT: no such file or directory, open 'x'"), { code: 'ENOENT' });
+    assert.equal(formatError(enoent, { debug: false, paint: plain }), "error [ENOENT]: no such file or directory, open 'x'");
+    const enumError = new ValidationError("invalid args for 'model'", [{ instancePath: '/provider', keyword: 'enum', params: { allowedValues: ['bedrock', 'openai', 1] }, schemaPath: '#', message: 'must be equal to one of the allowed values' }]);
+    assert.equal(formatError(enumError, { debug: false, paint: plain }), "error [E_VALIDATION]: invalid args for 'model': /provider must be one of: bedrock, openai, 1");
   });
 });
 

@@ -61,8 +61,11 @@ export async function painter(stream: NodeJS.WriteStream, enabled: boolean): Pro
 export function formatError(err: unknown, opts: { debug: boolean; paint: Painter }): string {
   const e = err as { code?: string; message?: string; stack?: string };
   const code = typeof e?.code === 'string' && !e.code.startsWith('commander.') ? e.code : undefined;
+  let text = withEnumValues(String(e?.message ?? err), err);
+  // Node's system errors start with their code (`ENOENT: no such file …`): print it once.
+  if (code && text.startsWith(`${code}: `)) text = text.slice(code.length + 2);
   // One line, and no terminal control from a message that may quote model or agent text (SPEC §15).
-  const message = escapeControl(String(e?.message ?? err).replace(/\s*\n\s*/g, ' ').trim());
+  const message = escapeControl(text.replace(/\s*\n\s*/g, ' ').trim());
   let line = `${opts.paint.red('error')}${code ? ` ${opts.paint.dim(`[${escapeControl(code)}]`)}` : ''}: ${message}`;
   // Nothing close enough to suggest: say where to look instead.
   if (code === 'E_TOOL_NOT_FOUND' && !(err as { suggestions?: string[] }).suggestions?.length && !/\(/.test(message)) line += opts.paint.dim(' — `agent-apps list` shows the skills on the search paths');
@@ -74,4 +77,20 @@ export function formatError(err: unknown, opts: { debug: boolean; paint: Painter
   }
   if (!(err instanceof AgentAppsError) && !code && !opts.debug && err instanceof Error) line += opts.paint.dim('  (run with --debug for the stack)');
   return line;
+}
+
+/**
+ * ajv says "must be equal to one of the allowed values" without the values: name them, from the
+ * error's own list (`/mode must be one of: fast, slow`), for args and configuration alike.
+ */
+function withEnumValues(message: string, err: unknown): string {
+  const errors = (err as { errors?: unknown })?.errors;
+  if (!Array.isArray(errors)) return message;
+  for (const item of errors as { keyword?: unknown; instancePath?: unknown; message?: unknown; params?: { allowedValues?: unknown } }[]) {
+    if (item?.keyword !== 'enum' || !Array.isArray(item.params?.allowedValues) || typeof item.message !== 'string') continue;
+    const where = (typeof item.instancePath === 'string' && item.instancePath) || '(root)';
+    const values = item.params.allowedValues.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ');
+    message = message.replace(`${where} ${item.message}`, `${where} must be one of: ${values}`);
+  }
+  return message;
 }

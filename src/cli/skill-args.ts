@@ -8,6 +8,7 @@ import { isPlainObject, setPath } from '../kernel/path.ts';
 import type { JsonObject } from '../kernel/types.ts';
 import type { GlobalOptions } from './runtime-options.ts';
 import { UNSAFE_KEYS, findUnsafeKey } from './unsafe-keys.ts';
+import { closest } from './suggest.ts';
 
 export { UNSAFE_KEYS, findUnsafeKey } from './unsafe-keys.ts';
 
@@ -139,12 +140,21 @@ export function parseSkillArgs(tokens: string[], params: unknown): JsonObject {
       i++;
     } else if (name.startsWith('no-') && typeOf(propFor(props, name.slice(3))) === 'boolean') {
       add(name.slice(3), false);
+    } else if (needsValue(prop)) {
+      // A declared string, number … param given as a bare flag: say so, not "/name must be string".
+      throw new AgentAppsError('E_USAGE', `--${name} needs a value (${describeType(prop!)})`);
     } else add(name, true);
   }
   for (const [name, values] of seen) {
     if (name === 'args-json') continue;
     if (name.split('.').some((part) => !part || UNSAFE_KEYS.has(part))) throw new AgentAppsError('E_USAGE', `--${name}: not a usable arg name`);
     const prop = propFor(props, name);
+    if (!prop) refuseMisspelled(name, props, schema);
+    // A repeated flag is an array — unless the param takes one value: then repeating it is a
+    // mistake to report, not a choice to make silently (docs/cli.md, "repeated flags").
+    if (values.length > 1 && prop && !admitsArray(prop)) {
+      throw new AgentAppsError('E_USAGE', `--${name} was given ${values.length} times, but it takes one value (${describeType(prop)}) — give it once`);
+    }
     const isArray = typeOf(prop) === 'array';
     const items = isArray && isPlainObject(prop?.items) ? (prop!.items as Schema) : undefined;
     // An array param given once as a JSON array (`--tags '["a","b"]'`) is that array.
@@ -162,6 +172,51 @@ export function parseSkillArgs(tokens: string[], params: unknown): JsonObject {
 }
 
 const NEGATIVE_NUMBER = /^-(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
+/** The JSON Schema types a param admits ([] when it does not say). */
+function typesOf(prop: Schema): string[] {
+  if (typeof prop.type === 'string') return [prop.type];
+  if (Array.isArray(prop.type)) return prop.type.filter((t): t is string => typeof t === 'string');
+  if (Array.isArray(prop.enum)) return [...new Set(prop.enum.map((e) => (e === null ? 'null' : Array.isArray(e) ? 'array' : typeof e === 'number' ? 'number' : typeof e)))];
+  return [];
+}
+
+/** A declared param that a bare `--flag` (true) cannot satisfy. */
+function needsValue(prop: Schema | undefined): boolean {
+  if (!prop) return false;
+  const types = typesOf(prop);
+  return types.length > 0 && !types.includes('boolean');
+}
+
+function admitsArray(prop: Schema): boolean {
+  const types = typesOf(prop);
+  return types.length === 0 || types.includes('array');
+}
+
+function describeType(prop: Schema): string {
+  if (Array.isArray(prop.enum)) return `one of ${prop.enum.map((e) => (typeof e === 'string' ? e : JSON.stringify(e))).join(', ')}`;
+  const types = typesOf(prop).filter((t) => t !== 'null');
+  return types.length ? `a ${types.join(' or ')}` : 'a value';
+}
+
+/**
+ * An undeclared flag that is a declared one mis-cased (`--Name`), or — where the schema allows no
+ * other properties — a near miss (`--nmae`), is a usage error that names the flag it meant.
+ */
+function refuseMisspelled(name: string, props: Record<string, Schema>, schema: Schema | undefined): void {
+  const match = closest(name, declaredFlags(props), { nearMisses: schema?.additionalProperties === false }) ?? closest(name, Object.keys(LATE_OPTIONS), { nearMisses: false });
+  if (match !== undefined) throw new AgentAppsError('E_USAGE', `unknown flag --${name} — did you mean --${match}?`);
+}
+
+/** Every flag a schema declares, nested properties dotted (`opts.format`). */
+function declaredFlags(props: Record<string, Schema>, prefix = '', depth = 0): string[] {
+  return Object.entries(props).flatMap(([k, p]) => {
+    const nested = depth < 4 && isPlainObject(p) && isPlainObject(p.properties) ? declaredFlags(p.properties as Record<string, Schema>, `${prefix}${k}.`, depth + 1) : [];
+    return [prefix + k, ...nested];
+  });
+}
+
 /** Keys that copying with assignment semantics (`o[k] = v`, Object.assign, a deep merge) would turn into a prototype. */
 /**
  * CLI args are refused, not copied, when they hold a `__proto__` / `constructor` / `prototype`
@@ -214,11 +269,10 @@ function coerce(value: unknown, prop: Schema | undefined, name: string): unknown
     case 'string':
       return value;
     case 'number':
-    case 'integer': {
-      const n = Number(value);
-      // Leave it as a string so validate-args reports the violation with the schema's words.
-      return value.trim() !== '' && Number.isFinite(n) ? n : value;
-    }
+    case 'integer':
+      // Decimal only (Number() would also take 0x10, 0b1, ' 1 ' and ''); anything else stays a
+      // string, so validate-args reports the violation in the schema's words.
+      return DECIMAL.test(value) ? Number(value) : value;
     case 'boolean':
       if (value === 'true') return true;
       if (value === 'false') return false;
@@ -244,6 +298,7 @@ export async function readArgsJson(value: string | undefined, stdin: NodeJS.Read
     const chunks: Buffer[] = [];
     for await (const c of stdin) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c as Buffer));
     text = Buffer.concat(chunks).toString('utf8');
+    if (text.trim() === '') throw new AgentAppsError('E_USAGE', `--args-json -: stdin was empty — pipe a JSON object into it, e.g. echo '{"name":"Ada"}' | agent-apps run SKILL --args-json -`);
   }
   let parsed: unknown;
   try {
