@@ -11,6 +11,7 @@ import { registerNew } from './new.ts';
 import { registerMcp } from './mcp.ts';
 import { VERSION } from './version.ts';
 import { addGlobalOptions, globalsOf } from './runtime-options.ts';
+import { isCommanderExit, pointToGlobalOptions, throwUsageErrors, usageError } from './usage.ts';
 import type { CliIO } from './io.ts';
 
 export type { CliIO } from './io.ts';
@@ -22,10 +23,7 @@ export function buildProgram(io: CliIO): Command {
     .version(VERSION, '-V, --version', 'print the version')
     // Program options only before the subcommand: after `run SKILL` a flag may be the skill's.
     .enablePositionalOptions()
-    .configureHelp({ showGlobalOptions: true })
-    .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
-    .exitOverride()
     .addHelpText(
       'after',
       `
@@ -52,6 +50,9 @@ Exit codes: 0 ok, 1 the skill failed, 2 usage or configuration error, 3 refused 
   registerMcp(program, io);
   // Every subcommand accepts the global options too: `list --json`, `describe greet --set x=1`.
   for (const cmd of program.commands) addGlobalOptions(cmd, true);
+  // The global options are listed once, in this help; each subcommand's help points here.
+  pointToGlobalOptions(program);
+  throwUsageErrors(program);
   return program;
 }
 
@@ -70,13 +71,11 @@ export async function main(argv: string[], io: CliIO = { stdout: process.stdout,
     await program.parseAsync(argv, { from: 'user' });
     return (program as Command & { exitCodeOverride?: number }).exitCodeOverride ?? EXIT.ok;
   } catch (err) {
-    if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;
-      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
-    }
+    if (isCommanderExit(err)) return EXIT.ok;
     const g = globalsOf(active);
-    const paint = await painter(io.stderr, g.color !== false);
-    io.stderr.write(formatError(err, { debug: !!g.debug, paint }) + '\n');
-    return exitCodeFor(err);
+    const paint = await painter(io.stderr, g.color !== false && !argv.includes('--no-color'));
+    const shown = err instanceof CommanderError ? usageError(err) : err;
+    io.stderr.write(formatError(shown, { debug: !!g.debug && !(err instanceof CommanderError), paint }) + '\n');
+    return exitCodeFor(shown);
   }
 }
