@@ -40,7 +40,9 @@ Examples:
       }
       const cwd = commandCwd(cmd);
       const skills = path.join(findWorkspace(cwd), 'skills');
-      const existing = scanRoot(skills).names.get(name);
+      const index = scanRoot(skills);
+      const main = index.names.get('main')?.file;
+      const existing = index.names.get(name);
       if (existing) {
         throw new AgentAppsError('E_USAGE', `a skill named '${name}' already exists: ${relative(cwd, existing.file)} — choose another name, or edit that file`);
       }
@@ -64,7 +66,12 @@ Examples:
       let out = `Created ${created.map((f) => relative(cwd, f)).join(', ')}\n\nNext:\n`;
       out += `  agent-apps run ${name} --input "…"\n`;
       out += `  agent-apps describe ${name}          its cascade and middleware chain\n`;
-      if (!opts.code) out += `  then set a model (skills/main.md) and delete the replay lines in ${name}.md\n`;
+      if (!opts.code) {
+        // Point at a main skill only where there is one: outside a workspace there is none yet.
+        out += main
+          ? `  then set a model for every skill in ${relative(cwd, main)} (model:) and delete the model: block in ${name}.md\n`
+          : `  then put your model in the model: block of ${name}.md (provider, baseURL, modelId …),\n  or run agent-apps init here for a skills/main.md that sets one for every skill\n`;
+      }
       io.stdout.write(out);
     });
 }

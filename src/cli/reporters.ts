@@ -12,6 +12,18 @@ export { escapeControl } from './escape.ts';
 export const RUNS_DIR = path.join('.agent-apps', 'runs');
 export const KEEP_RUNS = 50;
 
+/**
+ * Runs are recorded only in a workspace — a folder that holds skills/ (findWorkspace's answer
+ * when it found one): a run anywhere else, failed or not, leaves no .agent-apps/ behind.
+ */
+export function recordsRuns(workspace: string): boolean {
+  try {
+    return fs.statSync(path.join(workspace, 'skills')).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 export function consoleReporter(stream: NodeJS.WritableStream, paint: Painter, opts: { verbose?: boolean } = {}): Reporter {
   return {
     name: 'console',

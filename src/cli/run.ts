@@ -5,7 +5,7 @@ import { ToolNotFoundError } from '../kernel/errors.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import type { JsonObject, Reporter, ToolDecl } from '../kernel/types.ts';
 import { EXIT, exitCodeFor, formatError, formatResult, painter, type Painter } from './output.ts';
-import { consoleReporter, jsonlReporter } from './reporters.ts';
+import { consoleReporter, jsonlReporter, recordsRuns } from './reporters.ts';
 import { settle } from '../events/runtime.ts';
 import { progressPrinter } from './progress.ts';
 import { mergeOverrides } from './overrides.ts';
@@ -93,13 +93,15 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
   if (io.stderr.isTTY && !g.json) root.globals.internals.progress = progressPrinter(io.stderr, paint);
   const config = root.locals.config;
   if (rtOpts.logLevel) root.manager.configure({ level: rtOpts.logLevel, global: true });
-  // Every CLI run is recorded for `agent-apps tail` (SPEC §10).
+  // Every CLI run in a workspace is recorded for `agent-apps tail` (SPEC §10).
   let jsonl: Reporter | undefined;
-  try {
-    jsonl = jsonlReporter(config.workspace, root.nonlocals.rootContextId!);
-    root.manager.configure({ reporter: jsonl, global: true });
-  } catch (err) {
-    io.stderr.write(`${paint.yellow('warn')}: cannot record this run under ${config.workspace}/.agent-apps (${(err as Error).message})\n`);
+  if (recordsRuns(config.workspace)) {
+    try {
+      jsonl = jsonlReporter(config.workspace, root.nonlocals.rootContextId!);
+      root.manager.configure({ reporter: jsonl, global: true });
+    } catch (err) {
+      io.stderr.write(`${paint.yellow('warn')}: cannot record this run under ${config.workspace}/.agent-apps (${(err as Error).message})\n`);
+    }
   }
   // The run's last record: written once, by whichever way the run ends.
   let ended = false;

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { AgentAppsError } from '../kernel/errors.ts';
 import { LEVELS } from '../kernel/log.ts';
-import { RUNS_DIR, escapeControl } from './reporters.ts';
+import { RUNS_DIR, escapeControl, recordsRuns } from './reporters.ts';
 import { findWorkspace } from '../loader/search-paths.ts';
 import type { LogEvent, LogLevel } from '../kernel/types.ts';
 import { painter, type Painter } from './output.ts';
@@ -46,6 +46,9 @@ Examples:
     .action(async (opts: TailOptions, cmd: Command) => {
       const g = globalsOf(cmd);
       const workspace = findWorkspace(path.resolve(g.cwd ?? process.cwd()));
+      if (!recordsRuns(workspace)) {
+        throw new AgentAppsError('E_USAGE', `no workspace at or above ${workspace} (no skills/ folder), so no recorded runs: runs are recorded inside a workspace — agent-apps init makes one`);
+      }
       const dir = path.join(workspace, RUNS_DIR);
       const file = pickRun(dir, opts.run);
       if (opts.level !== undefined && !(opts.level in LEVELS)) throw new AgentAppsError('E_USAGE', `--level must be one of ${Object.keys(LEVELS).join(', ')}`);
