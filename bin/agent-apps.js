@@ -6,18 +6,22 @@ import module from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 24) {
+  // A checkout set up by scripts/node24.sh has Node 24 in .node24/: run on it, so that a linked
+  // `agent-apps` works from any shell, not only one that sourced node24.sh.
+  const local = path.join(root, '.node24', 'node_modules', 'node', 'bin', 'node');
+  if (fs.existsSync(local)) await rerunOn(local);
   process.stderr.write(
     `agent-apps needs Node.js 24 or newer; this is ${process.version}.\n` +
       `Install Node 24 from the npm registry without touching the system Node:\n` +
-      `  npm install --prefix ~/.node24 node@24 && export PATH="$HOME/.node24/node_modules/.bin:$PATH"\n`,
+      `  npm install --prefix ~/.node24 node@24 && export PATH="$HOME/.node24/node_modules/node/bin:$PATH"\n`,
   );
   process.exit(2);
 }
 module.enableCompileCache?.();
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist', 'cli', 'bin-entry.js');
 const src = path.join(root, 'src', 'cli', 'bin-entry.ts');
 
@@ -38,3 +42,17 @@ if (fs.existsSync(dist)) {
 }
 const { run } = await import(pathToFileURL(entry).href);
 await run(process.argv.slice(2));
+
+/** Runs this launcher again on `node` with the same args and stdio; exits as that run exits. */
+async function rerunOn(node) {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(node, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  // Ctrl-C reaches the child from the terminal itself; a signal sent to this process is passed on.
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
+  const [code, signal] = await new Promise((resolve) => child.on('exit', (c, s) => resolve([c, s])));
+  if (signal) {
+    process.removeAllListeners(signal);
+    process.kill(process.pid, signal);
+  }
+  process.exit(code ?? 1);
+}

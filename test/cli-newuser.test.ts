@@ -126,6 +126,14 @@ describe('setting up: Node 24, npm link, the npm scripts', () => {
     assert.ok(PATH!.split(':').includes(path.join(prefix!, 'bin')), `${prefix}/bin on ${PATH}`);
   });
 
+  test('the launcher on a Node older than 24 runs on the checkout’s .node24/ Node, so a linked agent-apps works from any shell', { skip: OLD_NODE && fs.existsSync(node24) ? false : 'needs a system Node older than 24 and .node24/ installed' }, async () => {
+    const r = await spawnRun(OLD_NODE!, [BIN, 'run', 'greet', '--name', 'Ada'], { input: '' });
+    assert.deepEqual(r, { code: 0, stdout: 'Hello, Ada.\n', stderr: '' });
+    const failed = await spawnRun(OLD_NODE!, [BIN, 'run', 'greet', '--name']);
+    assert.equal(failed.code, 2);
+    assert.match(failed.stderr, /^error \[E_USAGE\]: --name needs a value/);
+  });
+
   test('scripts/setup.sh builds once: npm ci’s prepare script builds, setup only when that did not happen', () => {
     const setup = fs.readFileSync(path.join(REPO, 'scripts', 'setup.sh'), 'utf8');
     const builds = setup.split('\n').filter((l) => /npm run build|scripts\/build\.js/.test(l) && !l.trim().startsWith('#'));
