@@ -136,6 +136,13 @@ describe('mcp serve (stdio): progress and cancellation', () => {
     assert.deepEqual(progressOf(wire), []);
   });
 
+  test('--log-level sets what stderr shows, not what progress carries', async (t) => {
+    const { client, wire, stderr } = await connectStdio(t, { args: ['--log-level', 'warn'] });
+    await client.callTool({ name: 'chatty', arguments: { steps: 1 } }, { onprogress: () => {} });
+    assert.deepEqual(progressOf(wire).map((p) => p.message), ['chatty: step 1 of 1']);
+    assert.doesNotMatch(stderr(), /step 1 of 1/);
+  });
+
   test("an agent skill's events (replayed from a cassette) are progress too", async (t) => {
     const { client, wire } = await connectStdio(t);
     const result = await client.callTool({ name: 'report', arguments: { text: 'one two three' } }, { onprogress: () => {} });

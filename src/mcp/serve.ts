@@ -2,13 +2,13 @@
 // clients over stdio (the default) or Streamable HTTP, until stdin closes or a signal comes.
 // Loaded only by this command, so no other command pays for the MCP SDK (SPEC: heavy modules
 // load only when used).
-import { AgentAppsError, createRuntime, parseAllowedTools, type Reporter } from '../index.ts';
+import { AgentAppsError, createRuntime, parseAllowedTools, type LogLevel, type Reporter } from '../index.ts';
 import { EXIT, painter } from '../cli/output.ts';
 import { consoleReporter } from '../cli/reporters.ts';
 import { runtimeOptions, type GlobalOptions } from '../cli/runtime-options.ts';
 import type { CliIO } from '../cli/io.ts';
 import { SkillCatalog } from './catalog.ts';
-import { SkillHost } from './server.ts';
+import { SkillHost, serverFactory } from './server.ts';
 import { installAgentProgress, progressReporter } from './progress.ts';
 
 export interface ServeOptions {
@@ -19,6 +19,8 @@ export interface ServeOptions {
   /** Allowed-tools patterns: only matching skills are served. */
   allow?: string;
 }
+
+const RANK: Record<LogLevel, number> = { trace: 0, debug: 1, info: 2, warn: 3, error: 4 };
 
 /** In-flight calls get this long to run their `finally` blocks after a shutdown aborts them. */
 const DRAIN_MS = 3000;
@@ -38,6 +40,26 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
     parseAllowedTools(opts.allow); // a malformed pattern is E_CONFIG now, not at the first request
   }
   const rtOpts = runtimeOptions(g);
+
+  const paint = await painter(io.stderr, g.color !== false);
+  // --log-level is what stderr shows; progress needs info and up whatever it says, so the
+  // logger itself never filters above info.
+  const level = rtOpts.logLevel;
+  const verbose = level !== undefined && RANK[level] <= RANK.info;
+  const stderrLog = consoleReporter(io.stderr, paint, { verbose: level !== undefined });
+  const shown: Reporter =
+    level === undefined
+      ? stderrLog
+      : {
+          name: stderrLog.name,
+          report(e) {
+            if (RANK[e.level] >= RANK[level]) stderrLog.report(e);
+          },
+        };
+  const reporters: Reporter[] = [progressReporter, shown];
+  const runtime = await createRuntime({ cwd: rtOpts.cwd, paths: rtOpts.paths, overrides: rtOpts.overrides, reporters });
+  if (level && RANK[level] < RANK.info) runtime.root.manager.configure({ level, global: true });
+  installAgentProgress(runtime);
 
   // stdio: stdout is the protocol channel. Anything else that writes to it — a skill's
   // console.log — goes to stderr instead; the transport gets a view of stdout whose `write` is
@@ -61,12 +83,6 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
     };
   }
 
-  const paint = await painter(io.stderr, g.color !== false);
-  const verbose = rtOpts.logLevel !== undefined && rtOpts.logLevel !== 'warn' && rtOpts.logLevel !== 'error';
-  const reporters: Reporter[] = [progressReporter, consoleReporter(io.stderr, paint, { verbose })];
-  const runtime = await createRuntime({ cwd: rtOpts.cwd, paths: rtOpts.paths, overrides: rtOpts.overrides, reporters });
-  if (rtOpts.logLevel) runtime.root.manager.configure({ level: rtOpts.logLevel, global: true });
-  installAgentProgress(runtime);
   const note = (text: string) => io.stderr.write(`${paint.dim('agent-apps mcp:')} ${text}\n`);
   // What the SDK reports out of band is almost always a client's malformed or refused request,
   // already answered with its error: worth a line only when asked for (--log-level info or lower).
@@ -107,13 +123,14 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
       });
       note(`serving ${count} skill${count === 1 ? '' : 's'} of ${workspace} at ${serving.url}${token ? ' (bearer token required)' : ''}`);
     } else {
-      const [{ serveStdio, StdioServerTransport }, { serverFactory }] = await Promise.all([import('@modelcontextprotocol/server/stdio'), import('./server.ts')]);
+      const { serveStdio, StdioServerTransport } = await import('@modelcontextprotocol/server/stdio');
       const transport = new StdioServerTransport(io.stdin, protocolOut);
       const handle = serveStdio(serverFactory(host), { transport, onerror: onError });
       // The client closing stdin ends the connection, and with it the server.
       const onEnd = () => stop('closed');
       io.stdin.once('end', onEnd);
       io.stdin.once('close', onEnd);
+      if (io.stdin.readableEnded || io.stdin.destroyed) onEnd();
       close = async () => {
         io.stdin.off('end', onEnd);
         io.stdin.off('close', onEnd);
