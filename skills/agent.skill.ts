@@ -78,6 +78,9 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
   }
   const limits = internals.readLimits(config, served.run.tool.name, args.returns);
   const { provider, persistent, maxTurns, maxSteps } = limits;
+  const paths = served.locals.config.paths;
+  const cwd = served.locals.config.cwd;
+  await internals.findProvider(kernel, provider, paths, cwd);
   const used = new internals.LimitCounter(limits, skillName);
 
   // The persistent agent scope (seed 004): events topic and the agent tree's ids. It is set on
@@ -90,8 +93,6 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
   const trace = new internals.AgentTrace({ ctx, served, topic, skillName, display });
 
   // ── discovery: what this agent's code may do (src/agent/bridge.ts) ─────────────────────────
-  const paths = served.locals.config.paths;
-  const cwd = served.locals.config.cwd;
   // A sub-agent's effective model config is this one without `record` (the caller's recording is
   // the caller's) and not persistent.
   const { record: _record, persistent: _persistent, ...effective } = config;
@@ -151,6 +152,9 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
   const hookCb = createCallbackRef(ctx, 'agent-hook', async (_cbCtx: Context, e: { type: string; [key: string]: unknown }): Promise<HookDirective> => {
     trace.record(e);
     switch (e.type) {
+      case 'turn-start':
+        used.turnStart();
+        return undefined;
       case 'tool-call':
         toolTurn = true;
         return undefined;
@@ -164,8 +168,10 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
         if (returns.finished) return { stop: true, result: returns.finished.value };
         // The turn called tools: the model has their results to read (a provider written to the
         // seed's skeleton ends the run on an undefined directive).
-        if (usedTools || persistent) return { continue: true, message: 'Continue.' };
-        return returns.afterText(e.result);
+        const directive = usedTools || persistent ? { continue: true as const, message: 'Continue.' } : await returns.afterText(e.result);
+        // maxTurns, whatever the provider (seed 004): no turn after the last one.
+        if (directive && 'continue' in directive) used.continueAfterTurn();
+        return directive;
       }
       case 'error':
         // `final`: the model cannot come back (a replay cassette that ran out); retrying would loop forever.
@@ -193,11 +199,14 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
       agentSignal: stop.signal,
     };
     const result = await ctx.manager.invoke(provider, providerArgs as unknown as JsonObject);
+    // A provider that swallowed a limit error does not turn the run into a success.
+    if (!returns.finished && used.hit) throw used.hit;
     const value = returns.finished ? returns.finished.value : result;
     trace.complete(value, used.steps);
     return value;
   } catch (err) {
-    const error = code.endedOn(err as Error & { code?: string; final?: unknown });
+    // A provider's own failure is E_MODEL; a runtime error (a limit, an abort …) keeps its code.
+    const error = code.endedOn(internals.providerError(err, provider));
     trace.fail(error, used.steps);
     throw error;
   } finally {

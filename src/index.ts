@@ -12,7 +12,8 @@ import { systemPrompt, userMessage } from './agent/prompt.ts';
 import { isCallable } from './agent/visible-tools.ts';
 import { createBridge, jsonSafe, scrub, subAgentConfig, subAgentWithin, DEFAULT_HOST_MB, type AgentPolicy } from './agent/bridge.ts';
 import { realPath } from './kernel/allowed-tools.ts';
-import { readLimits, LimitCounter } from './agent/limits.ts';
+import { readLimits, findProvider, LimitCounter } from './agent/limits.ts';
+import { providerError } from './agent/provider.ts';
 import { AgentTrace } from './agent/trace.ts';
 import { Returns } from './agent/returns.ts';
 import { AgentCode } from './agent/code.ts';
@@ -128,7 +129,9 @@ export const internals = {
   },
   /** The `agent` skill's parts (src/agent/): limits, the trace and its events, returns, the invoke tool's code. */
   readLimits,
+  findProvider,
   LimitCounter,
+  providerError,
   AgentTrace,
   Returns,
   AgentCode,

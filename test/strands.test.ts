@@ -395,18 +395,19 @@ describe('cassettes and createModel', () => {
     assert.throws(() => parseCassette('turns: 3', 'x.yaml'), /needs a 'turns' list/);
     assert.throws(() => parseCassette('turns:\n  - code: x', 'x.yaml'), /turn 1 unknown key 'code'/);
     assert.throws(() => parseCassette('turns:\n  - text: 1', 'x.yaml'), /'text' must be a string/);
-    await assert.rejects(createModel({ provider: 'replay' }), /needs model\.cassette/);
+    await assert.rejects(createModel({ provider: 'replay' }), { code: 'E_CONFIG', message: /needs model\.cassette/ });
   });
 
-  test("an unknown provider is E_MODEL naming the four providers", async () => {
+  test("an unknown provider is E_CONFIG naming the four providers", async () => {
     await assert.rejects(createModel({ provider: 'gemini' }), {
-      code: 'E_MODEL',
+      code: 'E_CONFIG',
       message: "unknown model.provider 'gemini' — use bedrock, openai, anthropic or replay",
     });
   });
 
   test('credentials come only from the environment', async () => {
-    await assert.rejects(createModel({ provider: 'openai', apiKey: 'sk-123' }), (err: any) => err.code === 'E_MODEL' && /environment/.test(err.message));
+    // A key in the config is the config's error; a key missing from the environment is the model's.
+    await assert.rejects(createModel({ provider: 'openai', apiKey: 'sk-123' }), (err: any) => err.code === 'E_CONFIG' && /environment/.test(err.message));
     await assert.rejects(createModel({ provider: 'openai' }, { env: {} }), {
       code: 'E_MODEL',
       message: 'model.provider openai needs OPENAI_API_KEY in the environment, or model.baseURL for a local OpenAI-compatible server',

@@ -1,7 +1,10 @@
 // The agent's limits (seed 004, "The agent enforces configurable limits"; SPEC §11): read from the
-// model config before the model is asked anything; maxSteps is counted by the `invoke` callback,
-// maxTurns is passed to the provider.
+// model config before the model is asked anything — a bad value, or a provider that is not there,
+// is a configuration error (E_CONFIG, exit 2), not a failed run — and enforced by the `agent`
+// skill for every provider: a provider whose hook keeps answering `continue` still stops after
+// `maxTurns` turn-ends, and one that keeps calling `invoke` after `maxSteps` is refused.
 import { AgentAppsError, ConfigurationError } from '../kernel/errors.ts';
+import type { Kernel } from '../kernel/orchestrator.ts';
 import type { JsonObject } from '../kernel/types.ts';
 import { DEFAULT_HOST_MB } from './bridge.ts';
 import { DEFAULT_AGENT_PROVIDER } from './provider.ts';
@@ -28,7 +31,8 @@ export interface AgentLimits {
 
 /** `config` → the limits, or E_CONFIG naming the key. `skill`: the served skill, for the message. */
 export function readLimits(config: JsonObject, skill: string, returns: unknown): AgentLimits {
-  const provider = typeof config.agent === 'string' ? config.agent : DEFAULT_AGENT_PROVIDER;
+  const provider = config.agent ?? DEFAULT_AGENT_PROVIDER;
+  if (typeof provider !== 'string' || provider === '') throw new ConfigurationError(`model.agent must be the name of an agent provider skill (got ${JSON.stringify(provider)})`);
   const persistent = config.persistent === true;
   if (persistent && returns) throw new ConfigurationError(`'${skill}': model.persistent cannot be combined with returns (a persistent agent never finishes)`);
   const maxTurns = persistent ? Infinity : positive(config.maxTurns, 30, 'maxTurns');
@@ -50,6 +54,18 @@ export function readLimits(config: JsonObject, skill: string, returns: unknown):
   return { provider, persistent, maxTurns, maxSteps, sandboxConfig, sandbox };
 }
 
+/** The provider skill must exist before anything starts: a missing one is the config's error, not the run's. */
+export async function findProvider(kernel: Kernel, provider: string, paths: readonly string[], cwd: string): Promise<void> {
+  try {
+    await kernel.resolve(provider, paths, cwd);
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 'E_TOOL_NOT_FOUND') throw err;
+    const suggestions = ((err as { suggestions?: string[] }).suggestions ?? []).map((s) => `'${s}'`);
+    const hint = suggestions.length ? ` — did you mean ${suggestions.join(', ')}?` : ` (the default is ${DEFAULT_AGENT_PROVIDER})`;
+    throw new ConfigurationError(`model.agent names the agent provider '${provider}', which is not a skill on the search paths${hint}`, { cause: err });
+  }
+}
+
 function positive(value: unknown, fallback: number, key: string): number {
   if (value === undefined || value === null) return fallback;
   if (value === Infinity || value === '.inf') return Infinity;
@@ -57,9 +73,17 @@ function positive(value: unknown, fallback: number, key: string): number {
   return value;
 }
 
-/** `invoke` calls used by one agent run (maxSteps). */
+/**
+ * Turns and steps used by one agent run. The first limit that runs out is kept: once a run has
+ * hit a limit it ends with that E_AGENT_LIMIT, whatever its provider does with the error.
+ */
 export class LimitCounter {
+  /** Turns ended (turn-end events). */
+  turns = 0;
   steps = 0;
+  /** The E_AGENT_LIMIT this run hit, if any. */
+  exceeded: AgentAppsError | undefined;
+  #started = 0;
   #stepsOut = false;
   readonly #limits: AgentLimits;
   readonly #skill: string;
@@ -78,8 +102,36 @@ export class LimitCounter {
     this.steps++;
   }
 
+  /** A turn-start: refused after the run hit a limit, or past maxTurns (a provider that went on regardless). */
+  turnStart(): void {
+    if (this.exceeded) throw this.exceeded;
+    if (++this.#started > this.#limits.maxTurns) throw this.#turnsOut();
+  }
+
   /** A turn-end: after a refused `invoke`, the run ends here (seed 004: "the next turn-end throws"). */
   turnEnd(): void {
-    if (this.#stepsOut) throw new AgentAppsError('E_AGENT_LIMIT', `maxSteps (${this.#limits.maxSteps}) exhausted before '${this.#skill}' finished`);
+    this.turns++;
+    if (this.exceeded) throw this.exceeded;
+    if (this.#stepsOut) throw this.#hit(`maxSteps (${this.#limits.maxSteps}) exhausted before '${this.#skill}' finished`);
+  }
+
+  /** The turn-end's answer is `continue`: refused when that would start turn maxTurns + 1. */
+  continueAfterTurn(): void {
+    if (this.turns >= this.#limits.maxTurns) throw this.#turnsOut();
+  }
+
+  /** After the provider returned: the limit the run hit, if any — a provider that swallowed the error does not make it a success. */
+  get hit(): AgentAppsError | undefined {
+    return this.exceeded ?? (this.#stepsOut ? this.#hit(`maxSteps (${this.#limits.maxSteps}) exhausted before '${this.#skill}' finished`) : undefined);
+  }
+
+  #turnsOut(): AgentAppsError {
+    const max = this.#limits.maxTurns;
+    return this.#hit(`the agent used its ${max} model turn${max === 1 ? '' : 's'} (model.maxTurns) without finishing`);
+  }
+
+  #hit(message: string): AgentAppsError {
+    this.exceeded = new AgentAppsError('E_AGENT_LIMIT', message);
+    return this.exceeded;
   }
 }

@@ -3,6 +3,7 @@
 // (`AgentArgs`); the provider runs agent code through `invokeRef`, reports each lifecycle event
 // to `hookRef` (`HookEvent`) and follows the directive the hook answers (`HookDirective`). This
 // file is the whole of that contract: a provider written against it runs under any agent-apps.
+import { AgentAppsError } from '../kernel/errors.ts';
 import type { JsonObject } from '../kernel/types.ts';
 
 /** The provider used when `model.agent` names none (seed 004). */
@@ -93,3 +94,21 @@ export interface AllowDirective {
 }
 /** What the hook answers; `undefined` is the default behaviour (a provider's own choice: usually, end at turn-end). */
 export type HookDirective = StopDirective | ContinueDirective | DenyDirective | AllowDirective | undefined;
+
+/** A runtime error code (E_AGENT_LIMIT, E_ABORTED, E_SANDBOX, E_CONFIG …), as opposed to a library's (ECONNREFUSED). */
+const RUNTIME_CODE = /^E_[A-Z0-9_]+$/;
+
+/**
+ * What the caller sees when the provider throws `err` (SPEC §11): E_MODEL, the provider failed,
+ * with `err` as the cause and its message in the text. An error that already carries a runtime
+ * code keeps it — a limit, an abort, a sandbox failure or a configuration error is not a model
+ * failure — except E_SKILL, which only says that a skill threw something without a code (the
+ * kernel's wrapping of a thrown string). Read by code, not class: a provider may bring its own
+ * copy of the error classes.
+ */
+export function providerError(err: unknown, provider: string): Error & { code?: string } {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (err instanceof Error && typeof code === 'string' && code !== 'E_SKILL' && RUNTIME_CODE.test(code)) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new AgentAppsError('E_MODEL', `the agent provider '${provider}' failed: ${message}`, { cause: err });
+}

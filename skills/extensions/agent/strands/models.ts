@@ -1,11 +1,12 @@
 // `createModel(config)`: the cascade's `model` object → a Strands model (SPEC §11).
 // Every provider's module is imported lazily, so loading this file costs nothing; credentials
-// come only from the environment. `explainModelError` turns a provider failure into one line
-// that says what to configure.
+// come only from the environment. A config this file cannot use (an unknown provider, a key in
+// it, replay without a cassette) is E_CONFIG; a model that cannot be reached or used is E_MODEL:
+// `explainModelError` turns a provider failure into one line that says what to configure.
 
 import { isAbsolute, resolve } from 'node:path';
 import type { Model, BaseModelConfig } from '@strands-agents/sdk';
-import { AgentAppsError } from 'agent-apps';
+import { AgentAppsError, ConfigurationError } from 'agent-apps';
 
 export type ModelProvider = 'bedrock' | 'openai' | 'anthropic' | 'replay';
 
@@ -62,10 +63,7 @@ export async function createModel(config: ModelConfig = {}, options: CreateModel
   const baseDir = options.baseDir ?? process.cwd();
   const provider = config.provider ?? 'bedrock';
   if ('apiKey' in config && config.apiKey !== undefined) {
-    throw new AgentAppsError(
-      'E_MODEL',
-      `model.apiKey is not read from configuration — put the key in the environment (${defaultKeyEnv(provider)}, or name a variable with model.apiKeyEnv)`,
-    );
+    throw new ConfigurationError(`model.apiKey is not read from configuration — put the key in the environment (${defaultKeyEnv(provider)}, or name a variable with model.apiKeyEnv)`);
   }
   const common: BaseModelConfig = {};
   if (config.modelId !== undefined) common.modelId = String(config.modelId);
@@ -133,7 +131,7 @@ export async function createModel(config: ModelConfig = {}, options: CreateModel
     }
     case 'replay': {
       if (typeof config.cassette !== 'string' || !config.cassette) {
-        throw new AgentAppsError('E_MODEL', 'model.provider replay needs model.cassette: the path of a cassette YAML file');
+        throw new ConfigurationError('model.provider replay needs model.cassette: the path of a cassette YAML file');
       }
       const file = isAbsolute(config.cassette) ? config.cassette : resolve(baseDir, config.cassette);
       const { ReplayModel } = await import('./replay-model.ts');
@@ -142,7 +140,7 @@ export async function createModel(config: ModelConfig = {}, options: CreateModel
       break;
     }
     default:
-      throw new AgentAppsError('E_MODEL', `unknown model.provider '${String(provider)}' — use bedrock, openai, anthropic or replay`);
+      throw new ConfigurationError(`unknown model.provider '${String(provider)}' — use bedrock, openai, anthropic or replay`);
   }
   if (common.modelId) info.modelId = common.modelId;
   infos.set(model, info);
