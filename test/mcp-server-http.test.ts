@@ -42,15 +42,17 @@ describe('mcp serve --http', () => {
     assert.equal((await post(server.url.replace('/mcp', '/other'), INITIALIZE)).status, 404);
   });
 
-  test('progress and cancellation in a 2025-11-25 session', async (t) => {
+  test('progress and cancellation, in a 2025-11-25 session and in the 2026-07-28 era', async (t) => {
     const server = await startHttp(t);
-    const { client, wire } = await connectHttp(t, server.url);
-    await client.callTool({ name: 'chatty', arguments: { steps: 2 } }, { onprogress: () => {} });
-    assert.deepEqual(wire.filter((m) => m.method === 'notifications/progress').map((m) => m.params?.message), ['chatty: step 1 of 2', 'chatty: step 2 of 2']);
-    const marker = path.join(tempDir(t), 'finally.txt');
-    const controller = new AbortController();
-    await assert.rejects(client.callTool({ name: 'linger', arguments: { marker } }, { signal: controller.signal, onprogress: () => controller.abort('enough') }));
-    await until(() => fs.existsSync(marker), 5000, 'the finally block');
+    for (const era of ['legacy', 'modern'] as const) {
+      const { client, wire } = await connectHttp(t, server.url, { era });
+      await client.callTool({ name: 'chatty', arguments: { steps: 2 } }, { onprogress: () => {} });
+      assert.deepEqual(wire.filter((m) => m.method === 'notifications/progress').map((m) => m.params?.message), ['chatty: step 1 of 2', 'chatty: step 2 of 2'], era);
+      const marker = path.join(tempDir(t), 'finally.txt');
+      const controller = new AbortController();
+      await assert.rejects(client.callTool({ name: 'linger', arguments: { marker } }, { signal: controller.signal, onprogress: () => controller.abort('enough') }));
+      await until(() => fs.existsSync(marker), 5000, `the finally block (${era})`);
+    }
   });
 
   test('a token given on loopback is checked: 401 without it, served with it', async (t) => {
