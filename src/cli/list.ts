@@ -57,7 +57,7 @@ export function shortOrigin(origin: string | null, cwd: string): string {
 async function table(list: ToolSummary[], cwd: string, color: boolean, io: CliIO): Promise<string> {
   const paint = await painter(io.stdout, color);
   if (!list.length) return 'No skills found. Create skills/hello.md, or run `agent-apps list --all` to see the built-ins.\n';
-  const rows = list.map((s) => [s.name, s.kind, s.error ? `ERROR ${s.error}` : (s.description ?? ''), shortOrigin(s.origin, cwd)]);
+  const rows = list.map((s) => [s.name, s.kind, s.error ? `ERROR ${s.error}` : shadowNote(s, cwd) + (s.description ?? ''), shortOrigin(s.origin, cwd)]);
   const width = [0, 1].map((i) => Math.max(...rows.map((r) => r[i]!.length), i === 0 ? 4 : 4));
   const descWidth = Math.max(20, Math.min(60, (io.stdout.columns ?? 120) - width[0]! - width[1]! - 40));
   const fit = (s: string, n: number) => (s.length > n ? s.slice(0, n - 1) + '…' : s.padEnd(n));
@@ -68,4 +68,11 @@ async function table(list: ToolSummary[], cwd: string, color: boolean, io: CliIO
     out += `${paint.cyan(r[0]!.padEnd(width[0]!))}  ${r[1]!.padEnd(width[1]!)}  ${desc}  ${paint.dim(r[3]!)}\n`;
   });
   return out;
+}
+
+/** An MCP tool a skill of the same name wins over is listed, marked (SPEC §16); so is the skill. */
+function shadowNote(s: ToolSummary & { shadowedBy?: string; shadows?: string }, cwd: string): string {
+  if (s.shadowedBy !== undefined) return `(shadowed by ${shortOrigin(s.shadowedBy, cwd)}) `;
+  if (s.shadows !== undefined) return `(shadows ${shortOrigin(s.shadows, cwd)}) `;
+  return '';
 }

@@ -66,6 +66,10 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
   // SPEC §5: run.interactive is true for the root context of an interactive (TTY) run.
   const root = kernel.createRoot(rootTool, {}, opts.signal, interactive);
   globals.internals.root = root;
+  // MCP servers (SPEC §16): configured from the workspace and the CLI level, started on first
+  // use, closed (their processes gone) by close().
+  registry.mcpOptions = { workspace, cwd, overrides: opts.overrides, log: (event) => root.manager.log(event) };
+  onClose(kernel, () => registry.closeMcp());
   let closed = false;
 
   return {

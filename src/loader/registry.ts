@@ -12,6 +12,8 @@ import { cachedMarkdown } from './library-cache.ts';
 import { NAME_RE, codeSkillStem, suggest } from './names.ts';
 import { MAX_FRONTMATTER_BYTES, frontmatterProblem, readSkillFile, statProblem } from './read.ts';
 import { scanRoot, type IndexEntry, type RootIndex } from './scan.ts';
+import { findWorkspace } from './search-paths.ts';
+import type { HubOptions, McpHub, McpTool } from '../mcp/hub.ts';
 
 export interface ListOptions {
   /** Include hidden tools. */
@@ -48,6 +50,10 @@ export class Registry {
   private inline = new WeakMap<ToolDef, LoadedTool>();
   private inlineUris = new Map<string, LoadedTool>();
   private loading = new Map<string, Promise<LoadedTool>>();
+  /** The MCP client side (SPEC §16), loaded on first need: a name no skill holds, a listing. */
+  private hub?: Promise<McpHub>;
+  /** Set by createRuntime: the workspace, the CLI overrides and the root's logger. */
+  mcpOptions?: HubOptions;
 
   constructor(library: string, programmatic: Map<string, LoadedTool>) {
     this.library = path.resolve(library);
@@ -130,11 +136,15 @@ export class Registry {
     if (typeof ref !== 'string') return this.fromDef(ref);
     if (NAME_RE.test(ref)) {
       const hit = this.lookup(ref, paths);
-      if (!hit) throw new ToolNotFoundError(ref, suggest(ref, this.names(paths)));
-      return 'decl' in hit ? hit : this.load(hit);
+      if (hit) return 'decl' in hit ? hit : this.load(hit);
+      // No skill holds the name: an MCP server's tool `SERVER-TOOL`, if a server is configured.
+      const hub = await this.mcpHub(cwd);
+      const tool = await hub.findBare(ref, paths);
+      if (tool) return tool;
+      throw new ToolNotFoundError(ref, suggest(ref, [...this.names(paths), ...(await hub.suggestions(ref, paths))]));
     }
     if (ref.startsWith('inline://')) return this.fromInlineUri(ref);
-    if (ref.startsWith('mcp://')) throw new ToolNotFoundError(ref, [], 'MCP servers are not supported by this version');
+    if (ref.startsWith('mcp://')) return (await this.mcpHub(cwd)).findUri(ref, paths);
     let file: string;
     if (ref.startsWith('file://')) file = fileURLToPath(ref);
     else if (ref.startsWith('/') || ref.startsWith('./') || ref.startsWith('../') || ref.includes('/') || /\.(md|[cm]?[jt]s)$/.test(ref)) file = path.resolve(cwd, ref);
@@ -142,6 +152,18 @@ export class Registry {
     if (!fs.existsSync(file)) throw new ToolNotFoundError(ref, [], `no such file: ${file}`);
     if (fs.statSync(file).isDirectory()) file = path.join(file, 'SKILL.md');
     return this.load(this.entryForFile(file, paths));
+  }
+
+  /** The MCP hub of this registry (src/mcp/hub.ts; the SDK itself loads only when a server is used). */
+  mcpHub(cwd: string = process.cwd()): Promise<McpHub> {
+    this.hub ??= import('../mcp/hub.ts').then(({ McpHub }) => new McpHub(this, this.mcpOptions ?? { workspace: findWorkspace(cwd), cwd }));
+    return this.hub;
+  }
+
+  /** Closes every MCP connection this registry opened (runtime.close()). */
+  async closeMcp(): Promise<void> {
+    const hub = this.hub;
+    if (hub) await (await hub).close();
   }
 
   /** Every invocable name on these paths (for suggestions and `list`). */
@@ -277,9 +299,18 @@ export class Registry {
    * folder — the inherit chain (SPEC §6.1). The tool itself and the library's main are excluded.
    */
   authorities(tool: LoadedTool): IndexEntry[] {
-    if (!tool.file || !tool.root) return [];
+    if (!tool.root) return [];
+    let ownDir: string;
+    if (tool.kind === 'mcp') {
+      // An MCP tool runs with the cascade of the folder whose main configured its server.
+      const dir = (tool as McpTool).mcp?.authorityDir;
+      if (!dir) return [];
+      ownDir = dir;
+    } else {
+      if (!tool.file) return [];
+      ownDir = tool.kind === 'skill-folder' ? path.dirname(path.dirname(tool.file)) : path.dirname(tool.file);
+    }
     const index = this.root(tool.root);
-    const ownDir = tool.kind === 'skill-folder' ? path.dirname(path.dirname(tool.file)) : path.dirname(tool.file);
     const dirs: string[] = [];
     for (let d = ownDir; ; d = path.dirname(d)) {
       dirs.push(d);
@@ -304,9 +335,32 @@ export class Registry {
    * error. `only` is a cheap filter on names, applied before anything is loaded: a name it
    * refuses is neither listed nor imported (agent discovery passes what the agent may call).
    * Files load concurrently — each import bounded by AGENT_APPS_IMPORT_TIMEOUT_MS — so one
-   * skill that never settles costs the timeout once, not once per skill behind it.
+   * skill that never settles costs the timeout once, not once per skill behind it. Then the
+   * tools of the configured MCP servers (kind `mcp`), each server connected for it; a server
+   * that cannot start is one broken entry.
    */
   async list(paths: readonly string[], opts: ListOptions = {}): Promise<ToolSummary[]> {
+    const [files, hub] = await Promise.all([this.listFiles(paths, opts), this.mcpHub()]);
+    // MCP servers' tools (SPEC §16): a skill of the same name wins; without a filter, the
+    // shadowed MCP tool is listed, marked, and the skill says what it shadows.
+    const mcp = await hub.list(paths, {
+      all: opts.all,
+      only: opts.only,
+      taken: (name) => {
+        const hit = this.lookup(name, paths);
+        return hit === undefined ? undefined : 'decl' in hit ? hit.uri : 'file://' + hit.file;
+      },
+    });
+    if (!mcp.length) return files;
+    for (const m of mcp) {
+      if (m.shadowedBy === undefined) continue;
+      const winner = files.find((f) => f.name === m.name && !f.error);
+      if (winner) (winner as ToolSummary & { shadows?: string }).shadows = m.origin ?? undefined;
+    }
+    return [...files, ...mcp];
+  }
+
+  private async listFiles(paths: readonly string[], opts: ListOptions): Promise<ToolSummary[]> {
     const only = opts.only ?? (() => true);
     const seen = new Set<string>();
     const out: (ToolSummary | Promise<ToolSummary | undefined>)[] = [];
