@@ -164,13 +164,24 @@ export default async function (ctx: Context, args: unknown) {
     'skills/hi.skill.ts': "export const frontmatter = { name: 'hi', description: 'Says hi.' };\nexport default async function () { return 'hi'; }\n",
   };
 
-  test('--set NAME=false hands false to the middleware as its args: built-ins and conventional ones pass through', async () => {
+  test('--set NAME=false hands false to the middleware as its args: validate-args and a conventional middleware pass through', async () => {
     const ws = folder(files);
     // shout wraps stamp (both have the default slot; main.md lists shout first).
     assert.equal((await cli(['run', 'hi'], { cwd: ws })).stdout, 'HI [TRUE]\n');
     assert.equal((await cli(['--set', 'shout=false', 'run', 'hi'], { cwd: ws })).stdout, 'hi [true]\n');
-    assert.equal((await cli(['--set', 'stamp=false', 'run', 'hi'], { cwd: ws })).stdout, 'HI [FALSE]\n');
+    assert.equal((await cli(['run', 'strict'], { cwd: WS })).code, 2);
+    assert.equal((await cli(['--set', 'validate-args=false', 'run', 'strict'], { cwd: WS })).stdout, 'ok\n');
+  });
+
+  test('--set NAME=false turns off any middleware, user ones and every built-in included', { todo: 'needs src/kernel/plan.ts to leave out of the chain a key whose value is false (issue 8 report); today stamp still runs and delegate, paths and role refuse false' }, async () => {
+    const ws = folder(files);
+    assert.equal((await cli(['--set', 'stamp=false', 'run', 'hi'], { cwd: ws })).stdout, 'HI\n');
+    // null is not "off": `my-handler:` with no value is how a main turns a middleware on.
     assert.equal((await cli(['--set', 'stamp=null', 'run', 'hi'], { cwd: ws })).stdout, 'HI [NULL]\n');
+    for (const key of ['delegate', 'paths', 'role']) {
+      const r = await cli(['--set', `${key}=false`, 'run', 'hi'], { cwd: ws });
+      assert.equal(r.code, 0, `${key}: ${r.stderr}`);
+    }
   });
 
   test("--set '$remove=[NAME]' takes any middleware out of the chain, user ones included", async () => {
