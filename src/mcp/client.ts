@@ -271,6 +271,14 @@ function exitText(info: ProcessInfo | undefined): string {
   return exit.signal ? ` (its process was killed by ${exit.signal})` : ` (its process exited with code ${exit.code})`;
 }
 
+/** The system error under an SDK or fetch error (ECONNREFUSED, ENOTFOUND …), if any. */
+function systemCode(err: unknown): string | undefined {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 6; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code)) return e.code;
+  }
+  return undefined;
+}
+
 function connectError(server: ServerConfig, err: unknown, info: ProcessInfo | undefined, timeout: number): AgentAppsError {
   const e = err as { code?: unknown; message?: string; cause?: { code?: unknown; message?: string } };
   const where = whereConfigured(server);
@@ -286,11 +294,11 @@ function connectError(server: ServerConfig, err: unknown, info: ProcessInfo | un
     why = `it closed the connection while starting${exitText(info)}`;
     check = server.transport === 'stdio' ? `check its command and args in ${where} (run '${[server.command, ...server.args].join(' ')}' by hand)` : `check ${server.url}`;
   } else {
-    const cause = e.cause?.code ? ` (${String(e.cause.code)})` : e.cause?.message ? ` (${e.cause.message})` : '';
-    why = `${e.message ?? String(err)}${cause}`;
+    const root = systemCode(err);
+    why = `${e.message ?? String(err)}${root ? ` (${root})` : ''}`;
     check = server.transport === 'http' ? `check that ${server.url} is reachable and its headers (${where})` : `check ${where}`;
   }
-  return new AgentAppsError('E_MCP', `MCP server ${describeServer(server)} could not start: ${why}.${stderrTail(info)} — ${check}`, { cause: err });
+  return new AgentAppsError('E_MCP', `MCP server ${describeServer(server)} could not ${server.transport === 'stdio' ? 'start' : 'connect'}: ${why.replace(/\.$/, '')}.${stderrTail(info)} — ${check}`, { cause: err });
 }
 
 function callError(server: ServerConfig, tool: string, err: unknown, info: ProcessInfo | undefined): AgentAppsError {
