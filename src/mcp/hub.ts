@@ -53,6 +53,12 @@ export type McpSummary = ToolSummary & { shadowedBy?: string; server?: string };
 export interface McpListOptions {
   all?: boolean;
   only?: (name: string) => boolean;
+  /**
+   * Which servers the listing needs, by normalised name (`fs`): the others are not connected.
+   * Without it every configured server is (a name filter alone cannot tell which tool names a
+   * server has before it is asked).
+   */
+  servers?: (prefix: string) => boolean;
   /** The origin of the skill that holds this name, if one does (it wins over the MCP tool). */
   taken?: (name: string) => string | null | undefined;
 }
@@ -281,7 +287,7 @@ export class McpHub {
       const tool = this.#tool(config, t, name);
       byName.set(t.name, tool);
       if (!name.startsWith(config.prefix + '-') || nameProblem(name) || byBare.has(name)) {
-        this.#opts.log?.({ type: 'warn', tag: 'mcp', level: 'warn', server: config.name, text: `MCP tool '${t.name}' of server '${config.name}' has no bare name of its own ('${name}'): call it as ${toolUri(config.name, t.name)}` });
+        this.#opts.log?.({ type: 'warn', tag: 'mcp', level: 'warn', server: config.name, text: `MCP tool ${JSON.stringify(t.name)} of server '${config.name}' has no bare name of its own ('${name}'): call it as ${toolUri(config.name, t.name)}` });
         continue;
       }
       byBare.set(name, tool);
@@ -295,7 +301,7 @@ export class McpHub {
     const uri = toolUri(server, t.name);
     const params = cleanSchema(t.inputSchema);
     const returns = t.outputSchema ? cleanSchema(t.outputSchema) : undefined;
-    let description = typeof t.description === 'string' ? t.description : typeof t.title === 'string' ? t.title : undefined;
+    let description = typeof t.description === 'string' ? printable(t.description) : typeof t.title === 'string' ? printable(t.title) : undefined;
     if (description && description.length > DESCRIPTION_MAX) description = description.slice(0, DESCRIPTION_MAX) + '…';
     const metadata: JsonObject = {};
     if (params !== undefined) metadata.params = params;
@@ -394,7 +400,10 @@ export class McpHub {
    * out, and so are tools shadowed by a skill; without, a shadowed tool is listed, marked.
    */
   async list(paths: readonly string[], opts: McpListOptions = {}): Promise<McpSummary[]> {
-    const { servers, broken } = await this.servers(paths);
+    const collected = await this.servers(paths);
+    const wanted = opts.servers ?? (() => true);
+    const servers = collected.servers.filter((s) => wanted(s.prefix));
+    const broken = collected.broken.filter((b) => !b.prefix || wanted(b.prefix));
     if (!servers.length && !broken.length) return [];
     const only = opts.only;
     const out: McpSummary[] = [];
@@ -448,6 +457,18 @@ export class McpHub {
   connections(): Connection[] {
     return [...this.#states.values()].flatMap((s) => (s.conn?.alive ? [s.conn] : []));
   }
+}
+
+/**
+ * A server's text as we show it (MCP tool output is untrusted, SPEC §15): no terminal control
+ * sequences — escape sequences (CSI, OSC) go whole, then C0 controls other than tab and newline,
+ * DEL and C1 controls.
+ */
+function printable(text: string): string {
+  return text
+    .replace(/\u001b\[[0-?]*[ -/]*[@-~]/g, '')
+    .replace(/\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?/g, '')
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '');
 }
 
 function summary(tool: McpTool): McpSummary {
