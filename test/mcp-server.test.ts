@@ -127,7 +127,10 @@ describe('mcp serve (stdio): progress and cancellation', () => {
     assert.ok(progress.every((p) => p.progressToken !== undefined));
     const lastProgress = wire.findLastIndex((m) => m.method === 'notifications/progress');
     assert.ok(lastProgress < wire.findIndex((m) => m.result?.content?.[0]?.text === '3 steps done'), 'every notification precedes the result');
-    assert.ok(seen.length >= 1, 'the client delivered them to onprogress');
+    // What the client hands to onprogress is a subset: the SDK's client (2.4.0) drops progress it
+    // reads in the same chunk as the result (typescript-sdk#2580), which a loaded machine makes
+    // likely despite the server's pause before the result.
+    for (const p of seen as { progress: number; message: string }[]) assert.equal(p.message, `chatty: step ${p.progress} of 3`);
   });
 
   test('without a progress token nothing is sent', async (t) => {
