@@ -4,11 +4,13 @@
 //   `runtime.invoke` of the same skill in this process.
 //   The record also carries `ipc`: the µs of a bare round trip of a message of the same size
 //   through the same kind of pipes to a Node child that echoes it — the floor any stdio server
-//   stands on, on this machine, now.
+//   stands on, on this machine, now — and `cpu`: the CPU µs per call of the client and of the
+//   server process, which (unlike the wall time) a loaded machine does not inflate much.
 // - `mcp.spawn` (ms): first use of the stdio server — spawn `agent-apps mcp serve`, connect
 //   (the 2025 handshake) and list the tools; baseline `node -e 0`.
 // Run alone with `node bench/mcp.js`, or through `bench/run.js`, which imports `run`.
 import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
@@ -37,11 +39,21 @@ async function connect() {
   const transport = new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp', 'serve'], cwd: ws, stderr: 'ignore' });
   const client = new Client({ name: 'agent-apps-bench', version: '1.0.0' });
   await client.connect(transport);
-  return client;
+  return { client, pid: transport.pid };
+}
+
+/** CPU µs a process has used (user + system), from /proc; undefined where there is none. */
+function cpuOf(pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // utime + stime, in clock ticks of 10 ms
+  } catch {
+    return undefined;
+  }
 }
 
 async function mcpCall() {
-  const client = await connect();
+  const { client, pid } = await connect();
   try {
     const call = async () => {
       const r = await client.callTool({ name: 'noop', arguments: {} });
@@ -50,11 +62,16 @@ async function mcpCall() {
     // Warm: both processes' JITs settle only after a few thousand calls.
     for (let i = 0; i < WARMUP; i++) await call();
     const perCall = [];
+    // CPU per call on each side: what the wall time is made of, whatever the machine's load.
+    const serverCpu0 = cpuOf(pid);
+    const clientCpu0 = process.cpuUsage();
     for (let run = 0; run < RUNS; run++) {
       const t = performance.now();
       for (let i = 0; i < CALLS; i++) await call();
       perCall.push(((performance.now() - t) * 1000) / CALLS);
     }
+    const clientCpu = process.cpuUsage(clientCpu0);
+    const serverCpu = serverCpu0 === undefined ? undefined : cpuOf(pid) - serverCpu0;
     const rt = await createRuntime({ cwd: ws });
     const perInvoke = [];
     try {
@@ -69,7 +86,7 @@ async function mcpCall() {
     }
     const value = median(perCall);
     const baseline = median(perInvoke);
-    return { name: 'mcp.call', value: round(value), unit: 'µs', baseline: round(baseline), ratio: round(value / baseline), ipc: round(await pipeRoundTrip()), calls: CALLS, runs: RUNS };
+    return { name: 'mcp.call', value: round(value), unit: 'µs', baseline: round(baseline), ratio: round(value / baseline), ipc: round(await pipeRoundTrip()), cpu: { client: round((clientCpu.user + clientCpu.system) / (RUNS * CALLS)), server: serverCpu === undefined ? null : round(serverCpu / (RUNS * CALLS)) }, calls: CALLS, runs: RUNS };
   } finally {
     await client.close();
   }
@@ -100,7 +117,7 @@ async function mcpSpawn() {
   const times = [];
   for (let i = 0; i < SPAWNS; i++) {
     const t = performance.now();
-    const client = await connect();
+    const { client } = await connect();
     await client.listTools();
     times.push(performance.now() - t);
     await client.close();
