@@ -169,3 +169,65 @@ test('run.tool is the invocation’s own: its shared schemas and tags cannot car
   assert.deepEqual(await rt.invoke('tagger'), { tags: ['demo'], now: ['demo', 'mine'] });
   assert.deepEqual(await rt.invoke('tagger'), { tags: ['demo'], now: ['demo', 'mine'] });
 });
+
+// ——— seed 001: locals.history is append-only ———
+
+test('locals.history is append-only: its frames cannot be removed or rewritten', async (t) => {
+  const rt = await bareRuntime(t);
+  rt.register(skill('rewrite', (ctx) => {
+    const history = ctx.locals.history as any[];
+    const tries = {
+      pop: () => history.pop(),
+      splice: () => history.splice(0, 1),
+      replace: () => (history[0] = { tool: 'forged', args: {}, timestamp: 0 }),
+      push: () => history.push({ tool: 'forged', args: {}, timestamp: 0 }),
+      'frame.tool': () => (history[0].tool = 'forged'),
+      "set('locals.history.0.tool')": () => ctx.manager.set('locals.history.0.tool', 'forged'),
+    };
+    const refused = Object.entries(tries).filter(([, attempt]) => {
+      try {
+        attempt();
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    return { refused: refused.map(([name]) => name), tools: history.map((f) => f.tool) };
+  }));
+  assert.deepEqual(await rt.invoke('rewrite'), { refused: ['pop', 'splice', 'replace', 'push', 'frame.tool', "set('locals.history.0.tool')"], tools: ['rewrite'] });
+});
+
+test('a child cannot change its caller’s history frames', async (t) => {
+  const rt = await bareRuntime(t);
+  rt.register(skill('child', (ctx) => {
+    const callerFrame = ctx.locals.history[0] as any;
+    try {
+      callerFrame.tool = 'forged';
+    } catch {}
+    try {
+      (ctx.envelope.parent!.locals.history as any[]).length = 0;
+    } catch {}
+    return ctx.locals.history.map((f) => f.tool);
+  }));
+  rt.register(skill('caller', async (ctx) => [await ctx.manager.invoke('child'), ctx.locals.history.map((f) => f.tool)]));
+  assert.deepEqual(await rt.invoke('caller'), [['caller', 'child'], ['caller']]);
+});
+
+test('set() into the history is E_IMMUTABLE', async (t) => {
+  const rt = await bareRuntime(t);
+  rt.register(skill('forge', (ctx) => {
+    try {
+      ctx.manager.set('locals.history.0.args', {});
+      return 'set';
+    } catch (err) {
+      return (err as { code?: string }).code;
+    }
+  }));
+  assert.equal(await rt.invoke('forge'), 'E_IMMUTABLE');
+});
+
+test('a context seed cannot replace the history ($context: { locals: { history } })', { todo: 'needs the orchestrator’s applySeed to leave locals.history alone' }, async (t) => {
+  const rt = await bareRuntime(t);
+  rt.register(skill('stack', (ctx) => ctx.locals.history.map((f) => f.tool)));
+  assert.deepEqual(await rt.invoke('stack', { $context: { locals: { history: [{ tool: 'forged', args: {}, timestamp: 0 }] } } }), ['stack']);
+});

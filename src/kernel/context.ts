@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { AgentAppsError } from './errors.ts';
 import { copyData, deepFreeze } from './path.ts';
-import type { Context, ContextManager, Envelope, Frontmatter, Globals, JsonObject, Locals, Nonlocals, RunState, ToolDecl } from './types.ts';
+import type { Context, ContextManager, Envelope, Frontmatter, Globals, HistoryFrame, JsonObject, Locals, Nonlocals, RunState, ToolDecl } from './types.ts';
 
 export class ContextEnvelope implements Envelope {
   // Immutable (seed 001): private fields behind getters — assigning throws, and it costs nothing
@@ -172,6 +172,7 @@ export class ContextImpl implements Context {
     this.locals = locals;
     this.nonlocals = nonlocals;
     this.globals = globals;
+    freezeHistory(locals.history);
     // Seed 001: `envelope` is immutable and `args` set-once — assigning either throws. The other
     // properties are mutable through their contents (ctx.locals.x = …), never replaced whole.
     Object.freeze(this);
@@ -186,6 +187,25 @@ export class ContextImpl implements Context {
   get manager(): ContextManager {
     return this.#manager;
   }
+}
+
+/**
+ * `locals.history` is append-only (seed 001): its frames and the array are frozen, so no frame
+ * can be removed or rewritten, and a child — which starts from a new array, its caller's frames
+ * plus its own (SPEC §5) — cannot change its caller's. Frames already frozen (the caller's) are
+ * not visited again.
+ */
+export function freezeHistory(history: HistoryFrame[]): readonly HistoryFrame[] {
+  if (Array.isArray(history) && !Object.isFrozen(history)) {
+    for (let i = history.length - 1; i >= 0 && !Object.isFrozen(history[i]); i--) Object.freeze(history[i]);
+    Object.freeze(history);
+  }
+  return history;
+}
+
+/** The history of a child context: the caller's frames and the child's own, frozen (step 5 of seed 000). */
+export function historyWith(caller: readonly HistoryFrame[], frame: HistoryFrame): readonly HistoryFrame[] {
+  return Object.freeze([...caller, Object.freeze(frame)]);
 }
 
 export function isContext(value: unknown): value is Context {
