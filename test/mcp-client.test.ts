@@ -336,7 +336,7 @@ describe('configuration errors', () => {
     assert.match(listed[0]!.error!, new RegExp(`^${escape(path.join(dir, '.mcp.json'))}: not valid JSON`));
 
     writeFiles(dir, {
-      '.mcp.json': JSON.stringify({ mcpServers: { good: stdio(MODERN), bad: { command: NODE, args: 'not a list' }, nothing: {}, web: { type: 'sse', url: 'http://127.0.0.1:9/sse' } } }),
+      '.mcp.json': JSON.stringify({ mcpServers: { good: stdio(MODERN), bad: { command: NODE, args: 'not a list' }, nothing: {}, web: { type: 'sse', url: 'http://127.0.0.1:9/sse' }, lost: { ...stdio(MODERN), cwd: 'no/such/dir' } } }),
     });
     const r2 = await createRuntime({ cwd: dir });
     t.after(() => r2.close());
@@ -344,8 +344,10 @@ describe('configuration errors', () => {
     assert.match(errors.bad!, new RegExp(`\\.mcp\\.json \\(mcpServers\\.bad\\.args\\): MCP server 'bad': args must be a list of strings`));
     assert.match(errors.nothing!, /\(mcpServers\.nothing\.command\): MCP server 'nothing': needs a command \(stdio\) or a url \(HTTP\)/);
     assert.match(errors.web!, /\(mcpServers\.web\.type\): .*SSE transport is deprecated/);
+    assert.match(errors.lost!, new RegExp(`^MCP server 'lost' \\(.*\\) could not start: its working directory ${escape(path.join(dir, 'no/such/dir'))} does not exist\\. — check mcpServers\\.lost in .*\\.mcp\\.json \\(cwd\\)`));
     const call = await outcome(r2.invoke('bad-x', {}));
-    assert.equal(call.code, 'E_TOOL_NOT_FOUND');
+    assert.equal(call.code, 'E_CONFIG', 'a name under a malformed server is that server’s error');
+    assert.match(call.message, /mcpServers\.bad\.args/);
     const byUri = await outcome(r2.invoke('mcp://bad/x', {}));
     assert.equal(byUri.code, 'E_CONFIG');
     assert.match(byUri.message, /mcpServers\.bad\.args/);

@@ -3,31 +3,27 @@
 // when a server is actually used: a plain `run` never loads it.
 //
 // - Era: the client negotiates (`server/discover` probe, falling back to the 2025-11-25
-//   handshake); `protocol: '2026-07-28'` pins the stateless era, `'2025-11-25'` skips the probe.
-// - stdio servers: their stderr is read, not inherited (its tail goes into error messages; lines
-//   are `debug` log events), and every server process is tracked so that none outlives this
-//   process (client-processes.ts).
+//   handshake, in place on the server's own pipes); `protocol: '2026-07-28'` pins the stateless
+//   era, `'2025-11-25'` skips the probe. A stdio server that exits on the probe is started again
+//   with the handshake.
+// - stdio servers are spawned by client-stdio.ts (tracked, stderr read), HTTP ones reached with
+//   the SDK's Streamable HTTP transport.
 // - Calls: the idle timeout is reset by progress (the SDK resets it only when `onprogress` is
 //   passed), an aborted context cancels the request, and results are mapped by SPEC §16.
-import type { ChildProcess } from 'node:child_process';
-import { Client, StreamableHTTPClientTransport, type CallToolResult, type Tool } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Client, ReadBuffer, StreamableHTTPClientTransport, serializeMessage, type CallToolResult, type Tool, type Transport } from '@modelcontextprotocol/client';
+import fs from 'node:fs';
 import { AbortError, AgentAppsError } from '../kernel/errors.ts';
 import type { LogInput } from '../kernel/types.ts';
 import { VERSION } from '../cli/version.ts';
 import { describeServer, whereConfigured, type ServerConfig } from './config.ts';
-import { processTree, killAll, trackPid, untrackPid } from './client-processes.ts';
+import { SpawnedTransport, spawnServer, type ProcessInfo, type SpawnedServer } from './client-stdio.ts';
 
-/** How much of a server's stderr is kept for error messages. */
-const STDERR_TAIL = 4096;
-/** At most this many stderr lines become log events per server (a server that floods stderr). */
-const STDERR_LOG_LINES = 200;
 /** A server's error text in an E_MCP_TOOL message is cut here. */
 const MAX_ERROR_TEXT = 8192;
 /** Tools per server beyond this are ignored (with a warning). */
 const MAX_TOOLS = 1000;
-/** `close()` waits this long for a server to exit on its own before killing it. */
-const CLOSE_GRACE_MS = 1500;
+/** `close()` gives up waiting for the SDK's close after this long (the transport kills the server). */
+const CLOSE_GRACE_MS = 2000;
 /** Starting a server (spawn, handshake, tools/list) may take this long, or timeoutMs if longer: an `npx -y` server downloads first. */
 const START_TIMEOUT_MS = 60_000;
 
@@ -50,9 +46,11 @@ export class Connection {
   readonly startMs: number;
   #client: Client;
   #process: ProcessInfo | undefined;
+  #transport: Transport;
   #closed = false;
 
-  private constructor(server: ServerConfig, client: Client, tools: Tool[], protocol: string, startMs: number, info: ProcessInfo | undefined) {
+  private constructor(server: ServerConfig, client: Client, transport: Transport, tools: Tool[], protocol: string, startMs: number, info: ProcessInfo | undefined) {
+    this.#transport = transport;
     this.server = server;
     this.#client = client;
     this.tools = tools;
@@ -70,10 +68,14 @@ export class Connection {
     return this.#process?.pid;
   }
 
-  static async open(server: ServerConfig, hooks: ConnectionHooks): Promise<Connection> {
+  /**
+   * Connects (and lists the tools). `spawned`: a stdio server already started by the caller,
+   * while the SDK loaded.
+   */
+  static async open(server: ServerConfig, hooks: ConnectionHooks, spawned?: SpawnedServer): Promise<Connection> {
     const mode = server.protocol === '2026-07-28' ? { pin: '2026-07-28' } : server.protocol === '2025-11-25' ? ('legacy' as const) : ('auto' as const);
     try {
-      return await Connection.#open(server, hooks, mode);
+      return await Connection.#open(server, hooks, mode, spawned);
     } catch (err) {
       // A stdio server that exits on a request before `initialize` (some SDKs' servers do) is a
       // legacy server: start it again with the plain 2025-11-25 handshake.
@@ -84,15 +86,16 @@ export class Connection {
     }
   }
 
-  static async #open(server: ServerConfig, hooks: ConnectionHooks, mode: 'auto' | 'legacy' | { pin: string }): Promise<Connection> {
+  static async #open(server: ServerConfig, hooks: ConnectionHooks, mode: 'auto' | 'legacy' | { pin: string }, spawned?: SpawnedServer): Promise<Connection> {
     const t0 = performance.now();
     const startTimeout = Math.max(server.timeoutMs, START_TIMEOUT_MS);
     const client = new Client({ name: 'agent-apps', version: VERSION }, { versionNegotiation: { mode, probe: { timeoutMs: 5000 } } });
     let info: ProcessInfo | undefined;
-    let transport;
+    let transport: Transport;
     if (server.transport === 'stdio') {
-      info = { pid: undefined, stderr: '', lines: 0, exit: undefined };
-      transport = new TrackedStdioTransport(server, info, hooks);
+      const proc = spawned ?? spawnServer(server, hooks.log);
+      info = proc.info;
+      transport = new SpawnedTransport(proc, { buffer: new ReadBuffer(), serialize: serializeMessage });
     } else {
       transport = new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } });
     }
@@ -110,10 +113,10 @@ export class Connection {
       const protocol = client.getNegotiatedProtocolVersion() ?? 'unknown';
       const startMs = performance.now() - t0;
       hooks.log({ type: 'server-start', tag: 'mcp', level: 'debug', server: server.name, protocol, tools: tools.length, ms: Math.round(startMs), text: `MCP server '${server.name}' ready in ${Math.round(startMs)} ms (protocol ${protocol}, ${tools.length} tools)` });
-      return new Connection(server, client, tools, protocol, startMs, info);
+      return new Connection(server, client, transport, tools, protocol, startMs, info);
     } catch (err) {
-      await closeQuietly(client, info);
-      throw connectError(server, err, info, startTimeout);
+      await closeQuietly(client, transport);
+      throw connectError(server, info?.error ?? err, info, startTimeout);
     }
   }
 
@@ -147,86 +150,16 @@ export class Connection {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await closeQuietly(this.#client, this.#process);
+    await closeQuietly(this.#client, this.#transport);
   }
 }
 
-interface ProcessInfo {
-  pid: number | undefined;
-  stderr: string;
-  lines: number;
-  exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-}
-
-/**
- * The SDK's stdio transport with every process it spawns tracked (so that none outlives this
- * process) and its stderr read. Being a subclass also makes the SDK probe the era in place, on
- * this one process — a legacy server answers `server/discover` with an error and the handshake
- * follows on the same pipe — instead of on a second, throw-away server process (which costs a
- * whole server start: ~1 s for the reference servers). A server that exits on the probe is
- * started again with the legacy handshake (`open`).
- */
-class TrackedStdioTransport extends StdioClientTransport {
-  readonly #info: ProcessInfo;
-  readonly #hooks: ConnectionHooks;
-  readonly #server: string;
-
-  constructor(server: Extract<ServerConfig, { transport: 'stdio' }>, info: ProcessInfo, hooks: ConnectionHooks) {
-    super({ command: server.command, args: server.args, env: server.env, cwd: server.cwd, stderr: 'pipe' });
-    this.#info = info;
-    this.#hooks = hooks;
-    this.#server = server.name;
-    let partial = '';
-    this.stderr?.on('data', (chunk: Buffer) => {
-      const text = chunk.toString('utf8');
-      info.stderr = (info.stderr + text).slice(-STDERR_TAIL);
-      partial += text;
-      const lines = partial.split('\n');
-      partial = lines.pop()!.slice(-STDERR_TAIL);
-      for (const line of lines) {
-        if (!line.trim() || info.lines >= STDERR_LOG_LINES) continue;
-        if (++info.lines === STDERR_LOG_LINES) hooks.log({ type: 'stderr', tag: 'mcp', level: 'debug', server: server.name, text: `MCP server '${server.name}': stderr goes on; not logged from here` });
-        else hooks.log({ type: 'stderr', tag: 'mcp', level: 'debug', server: server.name, text: cut(line, 1000) });
-      }
-    });
-  }
-
-  override start(): Promise<void> {
-    const started = super.start();
-    // spawn() ran synchronously inside start(): the child exists now.
-    const child = (this as unknown as { _process?: ChildProcess })._process;
-    const pid = child?.pid;
-    if (child && pid !== undefined) {
-      const info = this.#info;
-      trackPid(pid);
-      info.pid = pid;
-      child.once('exit', (code, signal) => {
-        untrackPid(pid);
-        info.exit = { code, signal };
-        this.#hooks.log({ type: 'server-exit', tag: 'mcp', level: 'debug', server: this.#server, code, signal, text: `MCP server '${this.#server}' exited (${signal ?? `code ${code}`})` });
-      });
-    }
-    return started;
-  }
-}
-
-async function closeQuietly(client: Client, info: ProcessInfo | undefined): Promise<void> {
-  // The server and what it started (an `npx` wrapper's real server): seen now, while the tree holds.
-  const tree = info?.pid !== undefined && info.exit === undefined ? processTree(info.pid) : [];
+async function closeQuietly(client: Client, transport: Transport | undefined): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([client.close().catch(() => {}), new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)))]);
   clearTimeout(timer);
-  // stdin closed and (if it did not exit) SIGTERM sent: whatever is still there now is killed.
-  const left = tree.filter((pid) => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-  killAll(left, 'SIGKILL');
-  for (const pid of tree) untrackPid(pid);
+  // The SDK closes its transport; a connect that failed early may not have: close ours for sure.
+  await transport?.close().catch(() => {});
 }
 
 // ── results ───────────────────────────────────────────────────────────────────────────────
@@ -284,7 +217,10 @@ function connectError(server: ServerConfig, err: unknown, info: ProcessInfo | un
   const where = whereConfigured(server);
   let why: string;
   let check: string;
-  if (server.transport === 'stdio' && (e.code === 'ENOENT' || e.code === 'EACCES')) {
+  if (server.transport === 'stdio' && e.code === 'ENOENT' && !fs.existsSync(server.cwd)) {
+    why = `its working directory ${server.cwd} does not exist`;
+    check = `check ${where} (cwd)`;
+  } else if (server.transport === 'stdio' && (e.code === 'ENOENT' || e.code === 'EACCES')) {
     why = e.code === 'ENOENT' ? `its command '${server.command}' was not found` : `its command '${server.command}' is not executable`;
     check = `check ${where}: is '${server.command}' installed and on PATH${server.cwd ? ` (cwd ${server.cwd})` : ''}?`;
   } else if (e.code === 'REQUEST_TIMEOUT') {

@@ -259,10 +259,14 @@ export class McpHub {
   }
 
   async #open(state: ServerState): Promise<Connection> {
+    const log = (e: LogInput) => this.#opts.log?.(e);
+    const config = state.config;
+    // A stdio server boots while the SDK loads (client-stdio.ts has no SDK at run time).
+    const spawned = config.transport === 'stdio' ? (await import('./client-stdio.ts')).spawnServer(config, log) : undefined;
     const { Connection } = await import('./client.ts');
     let conn: Connection;
     try {
-      conn = await Connection.open(state.config, { log: (e) => this.#opts.log?.(e) });
+      conn = await Connection.open(config, { log }, spawned);
     } catch (err) {
       state.failure = err as Error;
       throw err;
@@ -347,7 +351,7 @@ export class McpHub {
    * E_MCP if the one that could have it cannot start.
    */
   async findBare(name: string, paths: readonly string[]): Promise<McpTool | undefined> {
-    const { servers } = await this.servers(paths);
+    const { servers, broken } = await this.servers(paths);
     const candidates = servers.filter((s) => name.startsWith(s.prefix + '-')).sort((a, b) => b.prefix.length - a.prefix.length);
     let failure: unknown;
     for (const config of candidates) {
@@ -360,6 +364,9 @@ export class McpHub {
       }
     }
     if (failure) throw failure;
+    // The server that would hold it has a malformed entry: that is the error, not an unknown name.
+    const bad = broken.filter((b) => b.prefix && name.startsWith(b.prefix + '-')).sort((a, b) => b.prefix.length - a.prefix.length)[0];
+    if (bad) throw new AgentAppsError('E_CONFIG', bad.error);
     return undefined;
   }
 
