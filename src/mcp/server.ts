@@ -5,7 +5,7 @@
 //
 // One `SkillHost` (runtime + catalog) is shared by every `Server` instance the serving entries
 // build: one per stdio connection, one per HTTP request (2026-07-28) or per session (2025-11-25).
-import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Server, type CallToolResult, type GetPromptResult, type McpServerFactory, type Prompt, type Tool } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Server, type CallToolResult, type GetPromptResult, type McpServerFactory, type ProgressToken, type Prompt, type ServerContext, type Tool } from '@modelcontextprotocol/server';
 import type { Context, JsonObject, Runtime } from '../index.ts';
 import { formatResult } from '../cli/output.ts';
 import { VERSION } from '../cli/version.ts';
@@ -149,24 +149,9 @@ export function createServer(host: SkillHost): Server {
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name, arguments: args } = request.params;
     const token = ctx.mcpReq._meta?.progressToken;
-    let progress: CallOptions['progress'];
-    let sent: Promise<void> = Promise.resolve();
-    let sentAny = false;
-    if (token !== undefined) {
-      let count = 0;
-      // Sent in order; progress increases with every notification of this call.
-      progress = (message) => {
-        sentAny = true;
-        const n = ++count;
-        sent = sent.then(() => ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: n, message } })).catch(() => {});
-      };
-    }
-    const result = await host.callTool(name, args ?? {}, { signal: ctx.mcpReq.signal, progress });
-    await sent;
-    // The SDK's client dispatches a notification a microtask later than a response that arrives
-    // in the same read, and drops progress for a finished request (typescript-sdk#2580): the
-    // response must not share a chunk with the last progress notification.
-    if (progress && sentAny) await new Promise((resolve) => setTimeout(resolve, 10));
+    const progress = token === undefined ? undefined : progressNotifier(ctx, token);
+    const result = await host.callTool(name, args ?? {}, { signal: ctx.mcpReq.signal, progress: progress?.send });
+    await progress?.end();
     const skill = host.catalog.peek(name);
     return server.projectCallToolResult(result, skill ? outputSchemaOf(skill) : undefined);
   });
@@ -185,6 +170,31 @@ export function createServer(host: SkillHost): Server {
     throw new ResourceNotFoundError(request.params.uri);
   });
   return server;
+}
+
+/**
+ * `notifications/progress` for one call: sent in order, `progress` counting up from 1; nothing
+ * after `end()` (work the skill left running must not report on a finished request).
+ */
+function progressNotifier(ctx: ServerContext, token: ProgressToken): { send(message: string): void; end(): Promise<void> } {
+  let count = 0;
+  let ended = false;
+  let sent: Promise<void> = Promise.resolve();
+  return {
+    send(message) {
+      if (ended) return;
+      const progress = ++count;
+      sent = sent.then(() => ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress, message } })).catch(() => {});
+    },
+    async end() {
+      ended = true;
+      await sent;
+      // The SDK's client dispatches a notification a microtask later than a response read in the
+      // same chunk, and drops progress for a finished request (typescript-sdk#2580): a moment
+      // between the last notification and the result keeps them in separate reads.
+      if (count) await new Promise((resolve) => setTimeout(resolve, 10));
+    },
+  };
 }
 
 /** An object result is structured content plus its JSON as text; anything else is text. */
