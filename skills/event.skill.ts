@@ -1,4 +1,4 @@
-import { ConfigurationError, ctxTarget, internals, type Context } from 'agent-apps';
+import { ctxTarget, internals, type Context } from 'agent-apps';
 
 export const frontmatter = {
   name: 'event',
@@ -16,6 +16,8 @@ export const frontmatter = {
       },
     },
     returns: {},
+    // Its value is checked below, naming the file and key that set it (not validate-args's E_VALIDATION).
+    'validate-args': false,
   },
 };
 
@@ -23,6 +25,7 @@ type Route = { topic: string; ref: string; args?: object };
 
 export default async function event(ctx: Context, value: { routes?: Route[]; route?: string | { topic: string; args?: object }; bufferSize?: number }) {
   const target = ctxTarget(ctx);
+  await internals.checkConfig(ctx, value);
   const routes: Route[] = [...(value?.routes ?? [])];
   if (value?.route !== undefined) {
     const r = typeof value.route === 'string' ? { topic: value.route } : value.route;
@@ -32,11 +35,11 @@ export default async function event(ctx: Context, value: { routes?: Route[]; rou
   const bus = internals.eventBus(ctx);
   if (value?.bufferSize !== undefined) {
     const size = value.bufferSize;
-    if (!Number.isInteger(size) || size < 0) throw new ConfigurationError(`event: bufferSize must be a whole number ≥ 0, got ${JSON.stringify(size)}`);
+    if (!Number.isInteger(size) || size < 0) throw internals.configError(ctx, `must be a whole number ≥ 0, got ${JSON.stringify(size)}`, ['bufferSize']);
     bus.state.bufferSize = size; // the replay buffer of every topic (SPEC §8: 1,000 by default, configurable)
   }
-  for (const r of routes) {
-    if (!r || typeof r.topic !== 'string' || typeof r.ref !== 'string') throw new ConfigurationError(`event: each route needs a topic and a ref, got ${JSON.stringify(r)}`);
+  for (const [i, r] of routes.entries()) {
+    if (!r || typeof r.topic !== 'string' || typeof r.ref !== 'string') throw internals.configError(ctx, `each route needs a topic and a ref, got ${JSON.stringify(r)}`, ['routes', String(i)]);
     await kernel.resolve(r.ref, target.locals.config.paths, target.locals.config.cwd);
     bus.subscribe({ topic: r.topic, ref: r.ref, args: r.args }); // idempotent
   }

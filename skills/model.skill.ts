@@ -27,11 +27,14 @@ export const frontmatter = {
       },
     },
     returns: {},
+    // Its value is checked below, naming the file and key that set it (not validate-args's E_VALIDATION).
+    'validate-args': false,
   },
 };
 
 export default async function model(ctx: Context, value: unknown) {
   const target = ctxTarget(ctx);
+  await internals.checkConfig(ctx, value);
   if (value && typeof value === 'object' && !Array.isArray(value)) {
     // locals.config is the invocation's own (seed 001: mutable); the cascade's value is shared and frozen.
     const config: JsonObject = { ...(target.locals.config.model ?? {}), ...internals.copyData(value as JsonObject) };

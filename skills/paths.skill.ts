@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ConfigurationError, ctxTarget, type Context } from 'agent-apps';
+import { ctxTarget, internals, type Context } from 'agent-apps';
 
 export const frontmatter = {
   name: 'paths',
@@ -10,6 +10,8 @@ export const frontmatter = {
     tags: ['meta-internal', 'meta-config'],
     params: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
     returns: {},
+    // Its value is checked below, naming the file and key that set it (not validate-args's E_VALIDATION).
+    'validate-args': false,
   },
 };
 
@@ -17,7 +19,7 @@ export default async function paths(ctx: Context, value: unknown) {
   const target = ctxTarget(ctx);
   const list = typeof value === 'string' ? [value] : value;
   if (!Array.isArray(list) || list.some((p) => typeof p !== 'string')) {
-    throw new ConfigurationError(`paths: expected a path or a list of paths, got ${JSON.stringify(value)}`);
+    throw internals.configError(ctx, `must be a path or a list of paths, got ${JSON.stringify(value)}`);
   }
   const config = target.locals.config;
   const added = list.map((p: string) => path.resolve(config.cwd, p)).filter((p: string) => !config.paths.includes(p));

@@ -6,6 +6,7 @@ import type { Kernel } from './kernel/orchestrator.ts';
 import type { Context } from './kernel/types.ts';
 import { check } from './kernel/schema.ts';
 import { copyData } from './kernel/path.ts';
+import { checkConfig, configError } from './kernel/plan.ts';
 import { eventBus, eventBusReady } from './events/runtime.ts';
 import type { Sandbox, SandboxOptions } from './sandbox/sandbox.ts';
 import { systemPrompt, userMessage } from './agent/prompt.ts';
@@ -97,6 +98,10 @@ export const internals = {
   check,
   /** A deep copy of plain objects and arrays: a context's own copy of shared, frozen cascade data. */
   copyData,
+  /** For a middleware: an E_CONFIG about its value, naming the file and key of the cascade level that set it. */
+  configError,
+  /** For a middleware that turns validate-args off: checks its value against its params, failing with `configError`. */
+  checkConfig,
   /** The runtime's event bus (SPEC §8), created on first use. */
   eventBus,
   /** The bus with the routes of the projects' root mains registered (async, once). */

@@ -314,17 +314,20 @@ describe('Sandbox', () => {
   });
 
   test('bad sandbox limits fail before the model is asked anything', async (t) => {
-    // In frontmatter, the model middleware's params catch a wrong type …
+    // In frontmatter, the model middleware's params catch a wrong type, naming the file and key …
     const rt = await agentRuntime(t, { 'bad-timeout': { model: { sandbox: { timeoutMs: 'soon' } }, turns: [{ text: 'never' }] } });
     const run = await invokeWithTrace(rt, 'bad-timeout');
-    assert.equal(run.error.code, 'E_VALIDATION');
-    assert.equal(run.error.message, "invalid args for 'model': /sandbox/timeoutMs must be number");
-    // … and the agent checks the limits themselves, wherever they come from (here: overrides, like --set).
-    for (const sandbox of [{ timeoutMs: 'soon' }, { memoryMb: 1 }]) {
+    assert.equal(run.error.code, 'E_CONFIG');
+    assert.match(run.error.message, /\/bad-timeout\.md \(model\.sandbox\.timeoutMs\): must be number$/);
+    // … from overrides (like --set) too, naming the flag; and the agent checks the limits themselves, wherever they come from.
+    for (const [sandbox, message] of [
+      [{ timeoutMs: 'soon' }, /^--set model\.sandbox\.timeoutMs: must be number$/],
+      [{ memoryMb: 1 }, /^model\.sandbox\.memoryMb must be a number ≥ 8 \(got 1\)$/],
+    ] as const) {
       const rt2 = await agentRuntime(t, { limited: { turns: [{ text: 'never' }] } }, { overrides: { model: { sandbox } } });
       const run2 = await invokeWithTrace(rt2, 'limited');
       assert.equal(run2.error.code, 'E_CONFIG');
-      assert.match(run2.error.message, /^model\.sandbox\.(timeoutMs must be a number ≥ 1 \(got "soon"\)|memoryMb must be a number ≥ 8 \(got 1\))$/);
+      assert.match(run2.error.message, message);
       assert.deepEqual(run2.trace, []);
     }
   });

@@ -441,7 +441,9 @@ test('event: { bufferSize } sets how many events each topic keeps for replay (de
   for (let i = 0; i < 5; i++) await emit(rt, 'history', `after-${i}`);
   await rt.invoke('event-subscribe', { topic: 'history', queue: 'late', replay: true });
   assert.deepEqual((await wait(rt, { topic: 'history', queue: 'late', timeout: 0 })).map((e) => e.type), ['after-3', 'after-4']);
-  assert.equal((await settle(rt.invoke('bad-buffers'))).error?.code, 'E_VALIDATION', 'the event middleware’s params refuse it');
+  const bad = (await settle(rt.invoke('bad-buffers'))).error;
+  assert.equal(bad?.code, 'E_CONFIG', 'the event middleware’s params refuse it');
+  assert.equal(bad.message, 'programmatic:bad-buffers (event.bufferSize): must be >= 0', 'naming where it was set');
 });
 
 test('routes in a project main.md are registered as soon as events are used, before any of its skills ran', async (t) => {

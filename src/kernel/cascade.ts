@@ -4,7 +4,7 @@
 import { interpolate, type InterpolationVars } from './interpolate.ts';
 import { isPlainObject } from './path.ts';
 import type { JsonObject, LoadedTool } from './types.ts';
-import { ConfigurationError } from './errors.ts';
+import { ConfigurationError, type Place } from './errors.ts';
 import path from 'node:path';
 
 export type MergePolicy = 'replace' | 'deep' | 'append';
@@ -21,6 +21,15 @@ export interface CascadeLevel {
   /** `library`, `authority`, `self` or `cli`. */
   kind: 'library' | 'authority' | 'self' | 'cli';
   label: string;
+}
+
+/** One level's contribution to a key of the merged metadata: where it came from, and its value there. */
+export interface KeySource {
+  /** The level's file, when it has one. */
+  file?: string;
+  /** The level's name where it has no file: its URI, `--set`, `programmatic:NAME`. */
+  label: string;
+  value: unknown;
 }
 
 export interface HookBinding {
@@ -40,6 +49,8 @@ export interface CascadeResult {
   hookFiles: Record<string, string | undefined>;
   /** Where each key of `metadata` was last set. */
   from: Record<string, string>;
+  /** Every level that contributed to each key of `metadata`, lowest first (see `placeOf`). */
+  sources: Record<string, KeySource[]>;
   inherit: boolean;
 }
 
@@ -53,6 +64,7 @@ export interface CascadeEnv {
 export function resolveCascade(levels: CascadeLevel[], env: CascadeEnv): CascadeResult {
   const acc: JsonObject = {};
   const from: Record<string, string> = {};
+  const sources: Record<string, KeySource[]> = {};
   const order: Record<string, OrderConstraint> = {};
   const policies: Record<string, MergePolicy> = {};
   const statics = new Set<string>();
@@ -71,12 +83,15 @@ export function resolveCascade(levels: CascadeLevel[], env: CascadeEnv): Cascade
       name: level.tool?.name ?? '',
     };
     const meta = level.metadata;
+    // What a place says when the level has no file: the flag, or the tool's label.
+    const source = level.kind === 'cli' ? '--set' : level.label;
     const privateKeys = level.kind === 'authority' || level.kind === 'library' ? asStringList(meta.$private, file, '$private') : [];
 
     // Annotations first: $remove applies to what the lower levels gave.
     for (const key of asStringList(meta.$remove, file, '$remove')) {
       delete acc[key];
       delete from[key];
+      delete sources[key];
     }
     if (meta.$order !== undefined) {
       if (!isPlainObject(meta.$order)) throw bad(file, '$order', 'must be a map of key → { before, after }');
@@ -117,11 +132,47 @@ export function resolveCascade(levels: CascadeLevel[], env: CascadeEnv): Cascade
       }
       if (privateKeys.includes(key)) continue;
       const value = interpolate(meta[key], vars, { file, key });
+      // A value that replaces what the levels below gave leaves them nothing to answer for.
+      const lower = acc[key];
+      const replaces = lower === undefined || policies[key] === 'replace' || (policies[key] !== 'append' && !(isPlainObject(lower) && isPlainObject(value)));
       acc[key] = mergeValue(acc[key], value, policies[key]);
       from[key] = level.label;
+      const contribution: KeySource = file ? { file, label: source, value } : { label: source, value };
+      if (replaces || !sources[key]) sources[key] = [contribution];
+      else sources[key].push(contribution);
     }
   }
-  return { metadata: acc, order, static: statics, dynamic: dynamics, hook, hookFiles, from, inherit };
+  return { metadata: acc, order, static: statics, dynamic: dynamics, hook, hookFiles, from, sources, inherit };
+}
+
+/**
+ * The place of the level that set `key` — or, given a path inside its value (`sandbox.timeoutMs`),
+ * of the highest level whose value has that path: with deep merges, a sub-key may come from a
+ * level below the one that set the key last. Undefined for a key no level set.
+ */
+export function placeOf(cascade: CascadeResult, key: string, subPath: readonly string[] = []): Place | undefined {
+  const list = cascade.sources[key];
+  if (!list?.length) return undefined;
+  let found = list[list.length - 1]!;
+  if (subPath.length) {
+    for (let i = list.length - 1; i >= 0; i--) {
+      if (hasPath(list[i]!.value, subPath)) {
+        found = list[i]!;
+        break;
+      }
+    }
+  }
+  const full = [key, ...subPath].join('.');
+  return found.file ? { file: found.file, key: full } : { source: found.label, key: full };
+}
+
+function hasPath(value: unknown, path: readonly string[]): boolean {
+  let cur = value;
+  for (const part of path) {
+    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, part)) return false;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return true;
 }
 
 /** Default merge: plain objects merge deeply (higher level wins on conflict); arrays and scalars are replaced. */

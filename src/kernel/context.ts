@@ -121,6 +121,11 @@ export class ContextRun implements RunState {
     this.#middleware = undefined;
   }
 
+  /** `run.middleware` as it was assigned: for the orchestrator's assignment, the plan's frozen metadata (plan.ts finds its provenance by it). */
+  static assignedMiddleware(run: ContextRun): JsonObject {
+    return run.#cascade;
+  }
+
   /** Immutable: chosen when the context is created (seed 001). */
   get interactive(): boolean {
     return this.#interactive;

@@ -6,6 +6,8 @@ export interface Place {
   line?: number;
   column?: number;
   key?: string;
+  /** Where the value came from when no file did: `--set`, `programmatic:NAME`. */
+  source?: string;
 }
 
 export class AgentAppsError extends Error {
@@ -78,7 +80,12 @@ export function formatSchemaErrors(errors: SchemaError[]): string {
 }
 
 function withPlace(message: string, place?: Place): string {
-  if (!place?.file) return message;
+  if (!place?.file) {
+    if (!place?.source) return message;
+    // A flag reads as written (`--set model.provider: …`); a tool without a file as `programmatic:x (key): …`.
+    if (!place.key) return `${place.source}: ${message}`;
+    return place.source.startsWith('--') ? `${place.source} ${place.key}: ${message}` : `${place.source} (${place.key}): ${message}`;
+  }
   let where = place.file;
   if (place.line !== undefined) where += `:${place.line}${place.column !== undefined ? `:${place.column}` : ''}`;
   if (place.key) where += ` (${place.key})`;

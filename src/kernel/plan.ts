@@ -1,10 +1,12 @@
 // Step 6–8 of seed 000, cached per tool: authority chain → cascade → toolKeys → auto-static
 // demotion (Tarjan SCC) → ordered chain entries. Nothing here depends on the invocation, so the
 // result is shared by every call of the tool until the registry is invalidated.
-import { resolveCascade, type CascadeLevel, type CascadeResult } from './cascade.ts';
+import { placeOf, resolveCascade, type CascadeLevel, type CascadeResult } from './cascade.ts';
+import { ContextRun } from './context.ts';
 import { deepFreeze } from './path.ts';
-import { ConfigurationError } from './errors.ts';
+import { ConfigurationError, formatSchemaErrors, type Place, type SchemaError } from './errors.ts';
 import { DEFAULT_AFTER, DEFAULT_BEFORE, sortEntries } from './order.ts';
+import { check } from './schema.ts';
 import { stronglyConnected } from './scc.ts';
 import type { Context, JsonObject, LoadedTool } from './types.ts';
 import type { Registry } from '../loader/registry.ts';
@@ -21,6 +23,8 @@ export interface ChainEntry {
   dynamic?: boolean;
   /** Where the key came from in the cascade (for `describe`). */
   from?: string;
+  /** The file (or source) and key of the cascade level that set the entry's value. */
+  place?: Place;
 }
 
 export interface HookRef {
@@ -102,6 +106,7 @@ export class Planner {
         after: order ? (order.after ?? []) : DEFAULT_AFTER,
         dynamic: cascade.dynamic.has(key) && !this.env.registry.has(key, paths),
         from: cascade.from[key],
+        place: placeOf(cascade, key),
       });
     }
     let hooks: HookPlan | null = null;
@@ -122,6 +127,7 @@ export class Planner {
     }
     const plan: Plan = { cascade, entries: Object.freeze(sorted), hooks };
     deepFreeze(cascade.metadata);
+    cascades.set(cascade.metadata, cascade);
     let byPaths = this.plans.get(tool);
     if (!byPaths) this.plans.set(tool, (byPaths = new Map()));
     byPaths.set(paths, plan);
@@ -221,4 +227,74 @@ export class Planner {
     for (const [name, id] of comp) if (!known.has(name)) known.set(name, base + id);
     return known;
   }
+}
+
+// ——— configuration errors with a place (STYLE.md: "a middleware's configuration error names the
+// cascade level's file and the key") ———
+
+/** Each plan's frozen metadata → its cascade: what a served context's `run.middleware` was assigned from. */
+const cascades = new WeakMap<object, CascadeResult>();
+
+/**
+ * Where the value a middleware serves with was set: the file (or source) and key of the cascade
+ * level, for `ctx` invoked as a chain entry of a planned pipeline. `subPath` points inside the
+ * value (`['sandbox', 'timeoutMs']`). Undefined when the value did not come from the cascade
+ * (extra middleware, a directive, an inject) or `ctx` is not a chain entry.
+ */
+export function entryPlace(ctx: Context, subPath: readonly string[] = []): Place | undefined {
+  const served = ctx.envelope.target;
+  if (served === ctx || !(served.run instanceof ContextRun)) return undefined;
+  const cascade = cascades.get(ContextRun.assignedMiddleware(served.run));
+  const name = ctx.run.tool.name;
+  if (!cascade || !sameValue(ctx.args, cascade.metadata[name])) return undefined;
+  return placeOf(cascade, name, subPath);
+}
+
+/** A ConfigurationError about the value `ctx` (a middleware) serves with, placed by `entryPlace`. */
+export function configError(ctx: Context, message: string, subPath: readonly string[] = []): ConfigurationError {
+  const place = entryPlace(ctx, subPath);
+  if (place) return new ConfigurationError(message, { place });
+  return new ConfigurationError(`${[ctx.run.tool.name, ...subPath].join('.')}: ${message}`);
+}
+
+/**
+ * Checks a middleware's value against a JSON Schema (its own `params` by default) and throws a
+ * placed ConfigurationError for the first problem, listing the others — for middleware that
+ * turn `validate-args` off to say where a bad value was set.
+ */
+export async function checkConfig(ctx: Context, value: unknown, schema: object | boolean | undefined = ctx.run.tool.params): Promise<void> {
+  if (schema === undefined) return;
+  const errors = await check(schema, value);
+  if (!errors.length) return;
+  const [first, ...rest] = errors as [SchemaError, ...SchemaError[]];
+  const subPath = first.instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const name = ctx.run.tool.name;
+  const more = rest.length ? `; also ${formatSchemaErrors(rest.map((e) => ({ ...e, instancePath: name + e.instancePath.replace(/\//g, '.') })))}` : '';
+  throw configError(ctx, `${describeSchemaError(first)}${more}`, subPath);
+}
+
+function describeSchemaError(e: SchemaError): string {
+  if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) return `must be one of ${e.params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  if (e.keyword === 'additionalProperties') return `has an unknown key '${String(e.params.additionalProperty)}'`;
+  if (e.keyword === 'required') return `needs '${String(e.params.missingProperty)}'`;
+  return e.message ?? e.keyword;
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  try {
+    return JSON.stringify(a) === JSON.stringify(b);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * For the chain runner: a ConfigurationError without a place, thrown by a chain entry, is about
+ * the entry's configuration — give it the place of the cascade level that set the entry.
+ */
+export function withEntryPlace(err: unknown, entry: ChainEntry): unknown {
+  if (!(err instanceof ConfigurationError) || err.place || !entry.place) return err;
+  return new ConfigurationError(err.message, { place: entry.place, cause: err });
 }
