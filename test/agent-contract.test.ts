@@ -6,6 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { AGENT_WS, agentRuntime, invokeWithTrace, types, type AgentSkillSpec } from './agent-helpers.ts';
 import { REPO, tempDir } from './helpers.ts';
@@ -165,9 +166,11 @@ describe('a provider that throws (SPEC §11: E_MODEL, the provider failed)', () 
   });
 });
 
+/** The bin, with no model credentials in its environment. */
 function cli(args: string[], cwd: string, home: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, AGENT_APPS_HOME: home };
-  for (const key of ['AGENT_APPS_PATH', 'NO_COLOR', 'FORCE_COLOR', 'NODE_OPTIONS', 'NODE_TEST_CONTEXT', 'OPENAI_API_KEY']) delete env[key];
+  const env: NodeJS.ProcessEnv = { ...process.env, AGENT_APPS_HOME: home, AWS_EC2_METADATA_DISABLED: 'true', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/credentials', AWS_CONFIG_FILE: '/nonexistent/config' };
+  for (const key of Object.keys(env)) if (/^(AWS_(?!EC2_METADATA_DISABLED|SHARED_CREDENTIALS_FILE|CONFIG_FILE)|OPENAI_|ANTHROPIC_)/.test(key)) delete env[key];
+  for (const key of ['AGENT_APPS_PATH', 'NO_COLOR', 'FORCE_COLOR', 'NODE_OPTIONS', 'NODE_TEST_CONTEXT']) delete env[key];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(REPO, 'bin', 'agent-apps.js'), ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -212,5 +215,15 @@ describe('a provider or model config that cannot work is a configuration error (
     const key = await cli(['--set', 'model.provider=openai', '--set', 'model.apiKey=sk-123', 'run', 'count', '--text', 'a b'], AGENT_WS, home);
     assert.equal(key.stderr, 'error [E_CONFIG]: model.apiKey is not read from configuration — put the key in the environment (OPENAI_API_KEY, or name a variable with model.apiKeyEnv)\n');
     assert.equal(key.code, 2);
+  });
+
+  test('a Markdown skill with no model configured fails in one line that says to set model: and mentions replay — no SDK notice before it', { timeout: 60_000 }, async (t) => {
+    const ws = tempDir(t);
+    fs.mkdirSync(path.join(ws, 'skills'));
+    fs.writeFileSync(path.join(ws, 'skills', 'ask.md'), '---\nname: ask\ndescription: Ask.\n---\nSay hi.\n');
+    const r = await cli(['run', 'ask'], ws, tempDir(t));
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr);
+    assert.match(r.stderr, /^error \[E_MODEL\]: .* — no model is configured: set model: in the skill's metadata or a main\.md \(.*replay with a cassette to run offline\)\n$/);
   });
 });

@@ -41,7 +41,11 @@ type StrandsArgs = Pick<AgentArgs, 'prompt' | 'invokeRef'> &
 export default async function agentStrands(ctx: Context, args: StrandsArgs): Promise<unknown> {
   const [{ createModel }, { runAgentLoop }, { withStrandsLog }] = await Promise.all([import('./models.ts'), import('./loop.ts'), import('./logging.ts')]);
   const config = args.config ?? {};
-  const onLog = (level: 'debug' | 'info' | 'warn' | 'error', text: string) => ctx.manager.log({ type: 'strands', tag: 'agent', level, text });
+  // The SDK's notice that it picked its default modelId is not a warning here: when that model
+  // cannot be reached, the error says which model config to set (and a console run would print the
+  // notice before the one line that matters).
+  const onLog = (level: 'debug' | 'info' | 'warn' | 'error', text: string) =>
+    ctx.manager.log({ type: 'strands', tag: 'agent', level: level === 'warn' && DEFAULT_MODEL_NOTICE.test(text) ? 'debug' : level, text });
   // The SDK logs from model constructors too (e.g. a defaulted modelId): never to the console.
   const model = await withStrandsLog(onLog, () => createModel(config, typeof config.baseDir === 'string' ? { baseDir: config.baseDir } : {}));
   const { hookRef, invokeRef } = args;
@@ -61,6 +65,8 @@ export default async function agentStrands(ctx: Context, args: StrandsArgs): Pro
   });
   return out.stopped ? out.stopped.result : out.text;
 }
+
+const DEFAULT_MODEL_NOTICE = /using default modelId/;
 
 function isAbortSignal(v: unknown): v is AbortSignal {
   return typeof v === 'object' && v !== null && typeof (v as AbortSignal).aborted === 'boolean' && typeof (v as AbortSignal).addEventListener === 'function';

@@ -50,6 +50,8 @@ export interface ModelInfo {
   baseURL?: string;
   region?: string;
   cassette?: string;
+  /** `model.provider` was not set: the default (bedrock) is in use. */
+  defaulted?: boolean;
 }
 
 const infos = new WeakMap<object, ModelInfo>();
@@ -76,7 +78,7 @@ export async function createModel(config: ModelConfig = {}, options: CreateModel
   const params = isRecord(config.params) ? config.params : undefined;
 
   let model: Model<BaseModelConfig>;
-  const info: ModelInfo = { provider: 'bedrock' };
+  const info: ModelInfo = { provider: 'bedrock', ...(config.provider === undefined ? { defaulted: true } : {}) };
   switch (provider) {
     case 'bedrock': {
       const { BedrockModel } = await import('@strands-agents/sdk');
@@ -173,7 +175,9 @@ export function explainModelError(err: unknown, model: object): AgentAppsError {
   const status = chain.map((e) => e.status ?? e.$metadata?.httpStatusCode).find((s) => typeof s === 'number') as number | undefined;
   const codes = chain.map((e) => e.code).filter((c) => typeof c === 'string') as string[];
   const message = oneLine(chain.map((e) => String(e.message ?? '')).find(Boolean) ?? String(err));
-  const make = (text: string) => new AgentAppsError('E_MODEL', text, { cause: err });
+  // No model configured at all: the fix is a `model:` in the metadata, not AWS (a new user's first run).
+  const unset = info.defaulted ? " — no model is configured: set model: in the skill's metadata or a main.md (provider: openai, anthropic or bedrock, or replay with a cassette to run offline)" : '';
+  const make = (text: string) => new AgentAppsError('E_MODEL', text + unset, { cause: err });
   const network = has('APIConnectionError', 'APIConnectionTimeoutError', 'TimeoutError') ||
     codes.some((c) => ['ECONNREFUSED', 'ENOTFOUND', 'ECONNRESET', 'EHOSTUNREACH', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'EAI_AGAIN'].includes(c));
   const timedOut = has('APIConnectionTimeoutError', 'TimeoutError') || codes.includes('ETIMEDOUT');
