@@ -275,6 +275,36 @@ test('a value set with --set is placed at the flag; a value given as extra middl
   assert.equal(extra.error.message, 'cwd: must be a directory (a path), got 42');
 });
 
+test('an $order cycle names the file that declared its edges, not the tool’s own file', async (t) => {
+  const dir = workspace(t, {
+    'skills/main.md': '---\nname: main\nmetadata:\n  $order:\n    lint: { before: [format] }\n    format: { before: [lint] }\n  lint: true\n  format: true\n---\n',
+    'skills/tool.skill.ts': "export const frontmatter = { name: 'tool' };\nexport default () => 'ok';\n",
+  });
+  const rt = await runtimeAt(t, dir);
+  recorders(rt, 'lint', 'format');
+  const { error } = await settle(rt.invoke('tool'));
+  const main = path.join(dir, 'skills/main.md');
+  assert.equal(error?.code, 'E_CONFIG');
+  assert.equal(error.place?.file, main);
+  assert.match(error.message, /^.*main\.md: the middleware order of 'tool' has a cycle: (lint → format → lint|format → lint → format)/);
+  assert.match(error.message, /lint before format: \$order\.lint\.before/);
+  assert.match(error.message, /format before lint: \$order\.format\.before/);
+});
+
+test('an $order cycle across levels names each edge’s file', async (t) => {
+  const dir = workspace(t, {
+    'skills/main.md': '---\nname: main\nmetadata:\n  $order:\n    lint: { before: [format] }\n  lint: true\n  format: true\n---\n',
+    'skills/tool.skill.ts': "export const frontmatter = { name: 'tool', metadata: { $order: { format: { before: ['lint'] } } } };\nexport default () => 'ok';\n",
+  });
+  const rt = await runtimeAt(t, dir);
+  recorders(rt, 'lint', 'format');
+  const { error } = await settle(rt.invoke('tool'));
+  const [main, tool] = [path.join(dir, 'skills/main.md'), path.join(dir, 'skills/tool.skill.ts')];
+  assert.equal(error?.code, 'E_CONFIG');
+  const files = [error.place?.file, ...[...error.message.matchAll(/ in (\S+\.(?:md|ts))/g)].map((m) => m[1])];
+  assert.deepEqual(files.sort(), [main, tool].sort(), error.message);
+});
+
 test('withEntryPlace gives an unplaced ConfigurationError from a chain entry the place of its cascade level', () => {
   const entry = { name: 'audit', args: 1, place: { file: '/ws/skills/main.md', key: 'audit' } };
   const placed = withEntryPlace(new ConfigurationError('must be a list'), entry) as ConfigurationError;

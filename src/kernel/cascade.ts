@@ -51,6 +51,8 @@ export interface CascadeResult {
   from: Record<string, string>;
   /** Every level that contributed to each key of `metadata`, lowest first (see `placeOf`). */
   sources: Record<string, KeySource[]>;
+  /** Where each `$order` list was declared: key → { before, after } as places (`$order.KEY.before`). */
+  orderFrom: Record<string, { before?: Place; after?: Place }>;
   inherit: boolean;
 }
 
@@ -66,6 +68,7 @@ export function resolveCascade(levels: CascadeLevel[], env: CascadeEnv): Cascade
   const from: Record<string, string> = {};
   const sources: Record<string, KeySource[]> = {};
   const order: Record<string, OrderConstraint> = {};
+  const orderFrom: Record<string, { before?: Place; after?: Place }> = {};
   const policies: Record<string, MergePolicy> = {};
   const statics = new Set<string>();
   const dynamics = new Set<string>();
@@ -100,6 +103,11 @@ export function resolveCascade(levels: CascadeLevel[], env: CascadeEnv): Cascade
         order[k] = {
           before: c.before === undefined ? order[k]?.before : asStringList(c.before, file, `$order.${k}.before`),
           after: c.after === undefined ? order[k]?.after : asStringList(c.after, file, `$order.${k}.after`),
+        };
+        const declared = (list: 'before' | 'after'): Place => (file ? { file, key: `$order.${k}.${list}` } : { source, key: `$order.${k}.${list}` });
+        orderFrom[k] = {
+          before: c.before === undefined ? orderFrom[k]?.before : declared('before'),
+          after: c.after === undefined ? orderFrom[k]?.after : declared('after'),
         };
       }
     }
@@ -142,7 +150,7 @@ export function resolveCascade(levels: CascadeLevel[], env: CascadeEnv): Cascade
       else sources[key].push(contribution);
     }
   }
-  return { metadata: acc, order, static: statics, dynamic: dynamics, hook, hookFiles, from, sources, inherit };
+  return { metadata: acc, order, static: statics, dynamic: dynamics, hook, hookFiles, from, sources, orderFrom, inherit };
 }
 
 /**

@@ -3,7 +3,9 @@
 // anchors that never appear in the output. Insertion order breaks ties. A constraint naming an
 // entry that is not in the chain is ignored; in a whole chain, an entry whose constraints are all
 // ignored gets the default slot, so removing one middleware never moves another out of its phase.
-import { ConfigurationError } from './errors.ts';
+// A cycle is a ConfigurationError that prints the cycle and names where each of its edges was
+// declared.
+import { ConfigurationError, type Place } from './errors.ts';
 
 export const SENTINELS = ['$configure', '$post-configure', '$pre-execute'] as const;
 export const DEFAULT_BEFORE: readonly string[] = Object.freeze(['$post-configure']);
@@ -13,6 +15,8 @@ export interface Orderable {
   name: string;
   before?: readonly string[];
   after?: readonly string[];
+  /** Where the `before` / `after` lists were declared (the cascade's `$order.NAME.before` …). */
+  orderFrom?: { before?: Place; after?: Place };
 }
 
 export interface SortOptions {
@@ -23,6 +27,10 @@ export interface SortOptions {
    * (`inject`), where a constraint naming an executed entry is simply stripped (seed 000).
    */
   defaultSlot?: boolean;
+  /** The tool whose chain this is, for the cycle's message. */
+  chain?: string;
+  /** Where to point when no edge of a cycle says where it was declared. */
+  place?: Place;
 }
 
 export function sortEntries<T extends Orderable>(entries: readonly T[], opts: SortOptions = {}): T[] {
@@ -78,12 +86,34 @@ export function sortEntries<T extends Orderable>(entries: readonly T[], opts: So
     if (node >= S) result.push(entries[node - S]!);
     for (const m of out[node]!) if (--indeg[m]! === 0) ready.push(m);
   }
-  if (emitted < n) {
-    const label = (i: number) => (i < S ? SENTINELS[i]! : entries[i - S]!.name);
-    const cycle = findCycle(n, out, indeg).map(label);
-    throw new ConfigurationError(`middleware order has a cycle: ${cycle.join(' → ')}`);
-  }
+  if (emitted < n) throw cycleError(entries, findCycle(n, out, indeg), opts);
   return result;
+}
+
+/** `a → b → … → a`, and for each edge the `$order` list that declared it and where. */
+function cycleError(entries: readonly Orderable[], cycle: number[], opts: SortOptions): ConfigurationError {
+  const S = SENTINELS.length;
+  const label = (i: number) => (i < S ? SENTINELS[i]! : entries[i - S]!.name);
+  const declared: { edge: string; place: Place }[] = [];
+  for (let k = 0; k + 1 < cycle.length; k++) {
+    const a = cycle[k]!;
+    const b = cycle[k + 1]!;
+    const edge = `${label(a)} before ${label(b)}`;
+    const ea = a >= S ? entries[a - S]! : undefined;
+    const eb = b >= S ? entries[b - S]! : undefined;
+    // The edge a → b is a's `before: [b]` or b's `after: [a]` (or the phases' own order).
+    if (ea?.before?.includes(label(b))) declared.push({ edge, place: ea.orderFrom?.before ?? { key: `$order.${ea.name}.before` } });
+    else if (eb?.after?.includes(label(a))) declared.push({ edge, place: eb.orderFrom?.after ?? { key: `$order.${eb.name}.after` } });
+  }
+  const at = declared.find((d) => d.place.file || d.place.source)?.place ?? opts.place;
+  const where = (p: Place) => {
+    const from = p.file ?? p.source;
+    return from && from !== (at?.file ?? at?.source) ? `${p.key} in ${from}` : p.key;
+  };
+  const edges = declared.length ? ` (${declared.map((d) => `${d.edge}: ${where(d.place)}`).join('; ')})` : '';
+  const whose = opts.chain ? ` of '${opts.chain}'` : '';
+  const file = at?.file ? { file: at.file } : at?.source ? { source: at.source } : undefined;
+  return new ConfigurationError(`the middleware order${whose} has a cycle: ${cycle.map(label).join(' → ')}${edges}`, file ? { place: file } : undefined);
 }
 
 function findCycle(n: number, out: number[][], indeg: number[]): number[] {

@@ -25,6 +25,8 @@ export interface ChainEntry {
   from?: string;
   /** The file (or source) and key of the cascade level that set the entry's value. */
   place?: Place;
+  /** Where its `$order` lists were declared, to name them in a cycle. */
+  orderFrom?: { before?: Place; after?: Place };
 }
 
 export interface HookRef {
@@ -107,6 +109,7 @@ export class Planner {
         dynamic: cascade.dynamic.has(key) && !this.env.registry.has(key, paths),
         from: cascade.from[key],
         place: placeOf(cascade, key),
+        orderFrom: cascade.orderFrom[key],
       });
     }
     let hooks: HookPlan | null = null;
@@ -117,14 +120,8 @@ export class Planner {
       if (triggers.includes('$next')) hooks.next.push({ name: key, args });
       if (triggers.includes('$invoke')) hooks.invoke.push({ name: key, args });
     }
-    let sorted: ChainEntry[];
-    try {
-      sorted = sortEntries(entries, { defaultSlot: true });
-    } catch (err) {
-      // Name the tool whose cascade produced the cycle (its own file is the place to start).
-      if (err instanceof ConfigurationError) throw new ConfigurationError(`'${tool.name}': ${err.message}`, { place: { file: tool.file } });
-      throw err;
-    }
+    // A cycle names the files that declared its edges; failing that, the tool's own file.
+    const sorted = sortEntries(entries, { defaultSlot: true, chain: tool.name, place: tool.file ? { file: tool.file } : { source: tool.uri ?? `${tool.kind}:${tool.name}` } });
     const plan: Plan = { cascade, entries: Object.freeze(sorted), hooks };
     deepFreeze(cascade.metadata);
     cascades.set(cascade.metadata, cascade);
