@@ -352,6 +352,12 @@ describe('configuration errors', () => {
     assert.equal(byUri.code, 'E_CONFIG');
     assert.match(byUri.message, /mcpServers\.bad\.args/);
     assert.deepEqual(await r2.invoke('good-add', { a: 2, b: 2 }), { sum: 4 });
+    // `mcp.servers.NAME: false` (here from --set) switches a server off: not listed, not started.
+    const r3 = await createRuntime({ cwd: dir, overrides: { mcp: { servers: { good: false, bad: null } } } });
+    t.after(() => r3.close());
+    const names = (await r3.list()).filter((s) => s.kind === 'mcp').map((s) => s.name);
+    assert.ok(!names.some((n) => n === 'bad' || n.startsWith('good-')), String(names));
+    assert.equal((await outcome(r3.invoke('good-add', { a: 1, b: 1 }))).code, 'E_TOOL_NOT_FOUND');
   });
 
   test('an mcp: key with an unknown key is E_CONFIG naming the main and the key; at run time too', async (t) => {

@@ -13,9 +13,10 @@
 // - Being our own transport, not the SDK's StdioClientTransport, makes the SDK probe the protocol
 //   era in place, on this one process, rather than on a throw-away second server process.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import type { JSONRPCMessage, ReadBuffer, Transport } from '@modelcontextprotocol/client';
 import type { LogInput } from '../kernel/types.ts';
-import type { StdioServer } from './config.ts';
+import { fingerprint, type StdioServer } from './config.ts';
 import { processTree, killAll, trackPid, untrackPid } from './client-processes.ts';
 
 /** How much of a server's stderr is kept for error messages. */
@@ -45,6 +46,30 @@ export interface SpawnedServer {
   spawned: Promise<void>;
 }
 
+/**
+ * The servers that started this process, outermost first (`AGENT_APPS_MCP_CHAIN`, set for every
+ * server we spawn): an agent-apps served over MCP by another agent-apps, whose own configuration
+ * names the first one, would otherwise start it again, and so on without end.
+ */
+const CHAIN_VAR = 'AGENT_APPS_MCP_CHAIN';
+const MAX_DEPTH = 4;
+
+function chain(): string[] {
+  return (process.env[CHAIN_VAR] ?? '').split(',').filter(Boolean);
+}
+
+function identity(server: StdioServer): string {
+  return createHash('sha256').update(fingerprint(server)).digest('hex').slice(0, 16);
+}
+
+/** Why starting `server` here would close a loop (or go too deep), or undefined. */
+export function startCycle(server: StdioServer): string | undefined {
+  const seen = chain();
+  if (seen.includes(identity(server))) return 'this process was started, through MCP, by the same server entry (an agent-apps that serves a workspace naming it again): starting it once more would loop';
+  if (seen.length >= MAX_DEPTH) return `this process is already ${seen.length} MCP servers deep (agent-apps serving agent-apps …)`;
+  return undefined;
+}
+
 export function serverEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const key of INHERITED_ENV) {
@@ -60,7 +85,8 @@ export function spawnServer(server: StdioServer, log: (event: LogInput) => void)
   const info: ProcessInfo = { pid: undefined, stderr: '', exit: undefined, closed: false, error: undefined };
   let child: ChildProcess;
   try {
-    child = spawn(server.command, server.args, { cwd: server.cwd, env: serverEnv(server.env), stdio: ['pipe', 'pipe', 'pipe'], shell: false, windowsHide: true });
+    const env = { ...serverEnv(server.env), [CHAIN_VAR]: [...chain(), identity(server)].join(',') };
+    child = spawn(server.command, server.args, { cwd: server.cwd, env, stdio: ['pipe', 'pipe', 'pipe'], shell: false, windowsHide: true });
   } catch (err) {
     info.error = err as Error & { code?: string };
     return { child: undefined, info, spawned: Promise.resolve() };

@@ -176,6 +176,8 @@ function stringMap(value: unknown, key: string, bad: (key: string, message: stri
 export interface Parsed {
   servers: ServerConfig[];
   broken: BrokenServer[];
+  /** Names switched off (`NAME: false` or `null`): a definition further down is not used. */
+  off: string[];
 }
 
 /**
@@ -184,7 +186,7 @@ export interface Parsed {
  */
 export function parseMcpKey(value: unknown, pc: Omit<ParseContext, 'key' | 'lenient'> & { key?: string }): Parsed {
   const key = pc.key ?? 'mcp';
-  const out: Parsed = { servers: [], broken: [] };
+  const out: Parsed = { servers: [], broken: [], off: [] };
   if (value === undefined || value === null || value === false) return out;
   if (!isPlainObject(value)) throw new ConfigurationError(`the mcp key is { servers: { NAME: { command, args, env, cwd } | { url, headers } } }, got ${Array.isArray(value) ? 'a list' : typeof value}`, { place: { file: pc.file, key } });
   for (const k of Object.keys(value)) {
@@ -214,7 +216,7 @@ export function readMcpJson(file: string, vars: InterpolationVars): Parsed | und
   }
   if (!isPlainObject(json)) throw new ConfigurationError('expected { "mcpServers": { NAME: { "command": …, "args": […] } | { "type": "http", "url": … } } }', { place: { file } });
   const servers = json.mcpServers;
-  const out: Parsed = { servers: [], broken: [] };
+  const out: Parsed = { servers: [], broken: [], off: [] };
   if (servers === undefined) return out;
   if (!isPlainObject(servers)) throw new ConfigurationError('mcpServers must be an object of server names to { command, args, env } or { type: "http", url, headers }', { place: { file, key: 'mcpServers' } });
   for (const [name, raw] of Object.entries(servers)) collect(out, name, raw, { file, key: `mcpServers.${name}`, vars, baseDir: vars.workspace, lenient: true });
@@ -222,11 +224,34 @@ export function readMcpJson(file: string, vars: InterpolationVars): Parsed | und
 }
 
 function collect(out: Parsed, name: string, raw: unknown, pc: ParseContext): void {
+  if (raw === false || raw === null) {
+    out.off.push(name);
+    return;
+  }
   try {
     out.servers.push(parseServer(name, raw, pc));
   } catch (err) {
     out.broken.push({ name, prefix: normaliseName(name) || name, error: (err as Error).message, source: { file: pc.file, key: pc.key } });
   }
+}
+
+/**
+ * An entry that runs `agent-apps mcp serve` for this very workspace (what docs/mcp.md tells users
+ * to put in `.mcp.json` for Claude Code): its tools are this workspace's own skills, so it is not
+ * a server for agent-apps itself. Recognised by its argv: an `agent-apps` program or script, then
+ * `mcp serve`, and a `--cwd` (if any) inside this workspace.
+ */
+export function servesThisWorkspace(s: ServerConfig, workspace: string): boolean {
+  if (s.transport !== 'stdio') return false;
+  const argv = [s.command, ...s.args];
+  const at = argv.findIndex((a, i) => a === 'mcp' && argv[i + 1] === 'serve');
+  if (at < 0 || !argv.slice(0, at).some((a) => /(^|[/\\])agent-apps(\.js|\.cmd)?$/.test(a) || a === 'agent-apps@latest')) return false;
+  const flag = argv.findIndex((a, i) => i > at && a === '--cwd');
+  const eq = argv.find((a, i) => i > at && a.startsWith('--cwd='));
+  const target = flag > 0 ? argv[flag + 1] : eq ? eq.slice('--cwd='.length) : undefined;
+  const dir = target === undefined ? s.cwd : path.resolve(s.cwd, target);
+  const rel = path.relative(workspace, dir);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
 /** What identifies a connection: a server whose entry changed is a different server. */

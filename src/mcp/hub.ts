@@ -20,7 +20,7 @@ import type { JsonObject, LoadedTool, LogInput, ToolSummary } from '../kernel/ty
 import { declare } from '../loader/frontmatter.ts';
 import { nameProblem, suggest } from '../loader/names.ts';
 import type { IndexEntry, RootIndex } from '../loader/scan.ts';
-import { bareName, fingerprint, normaliseName, parseMcpKey, parseServer, parseToolUri, readMcpJson, toolUri, type BrokenServer, type ParseContext, type ServerConfig } from './config.ts';
+import { bareName, fingerprint, normaliseName, parseMcpKey, parseServer, parseToolUri, readMcpJson, servesThisWorkspace, toolUri, whereConfigured, type BrokenServer, type ParseContext, type ServerConfig } from './config.ts';
 import type { Connection } from './client.ts';
 
 /** What the hub needs of the registry (an interface: the registry imports this module). */
@@ -132,13 +132,21 @@ export class McpHub {
     const servers = new Map<string, ServerConfig>();
     const broken = new Map<string, BrokenServer>();
     const raws = new Map<string, { raw: unknown; pc: ParseContext }>();
-    const add = (parsed: { servers: ServerConfig[]; broken: BrokenServer[] }, raw?: Record<string, unknown>, pc?: Omit<ParseContext, 'key'>) => {
+    const off = new Set<string>();
+    const add = (parsed: { servers: ServerConfig[]; broken: BrokenServer[]; off: string[] }, raw?: Record<string, unknown>, pc?: Omit<ParseContext, 'key'>) => {
       for (const s of parsed.servers) {
-        if (servers.has(s.name) || broken.has(s.name)) continue;
+        if (servers.has(s.name) || broken.has(s.name) || off.has(s.name)) continue;
+        // `agent-apps mcp serve` of this workspace, there for other clients: its tools are ours.
+        if (servesThisWorkspace(s, workspace)) {
+          this.#opts.log?.({ type: 'skip', tag: 'mcp', level: 'debug', server: s.name, text: `MCP server '${s.name}' is agent-apps serving this workspace (${whereConfigured(s)}): not used by agent-apps itself` });
+          off.add(s.name);
+          continue;
+        }
         servers.set(s.name, s);
         if (raw && pc) raws.set(s.name, { raw: raw[s.name], pc: { ...pc, key: s.source.key } });
       }
-      for (const b of parsed.broken) if (!servers.has(b.name) && !broken.has(b.name)) broken.set(b.name, b);
+      for (const b of parsed.broken) if (!servers.has(b.name) && !broken.has(b.name) && !off.has(b.name)) broken.set(b.name, b);
+      for (const name of parsed.off) if (!servers.has(name) && !broken.has(name)) off.add(name);
     };
     // 1. The `main` skills of the search roots, in search-path order; in a root, outer folders first.
     for (const dir of paths) {
@@ -180,6 +188,11 @@ export class McpHub {
     if (isPlainObject(cli) && isPlainObject(cli.servers)) {
       for (const [name, patch] of Object.entries(cli.servers)) {
         const key = `mcp.servers.${name}`;
+        if (patch === false || patch === null) {
+          servers.delete(name);
+          broken.delete(name);
+          continue;
+        }
         const cliVars: InterpolationVars = { dir: cwd, root: workspace, workspace, cwd, name: '' };
         const base = raws.get(name);
         const whole = isPlainObject(patch) && (patch.command !== undefined || patch.url !== undefined);
@@ -262,7 +275,16 @@ export class McpHub {
     const log = (e: LogInput) => this.#opts.log?.(e);
     const config = state.config;
     // A stdio server boots while the SDK loads (client-stdio.ts has no SDK at run time).
-    const spawned = config.transport === 'stdio' ? (await import('./client-stdio.ts')).spawnServer(config, log) : undefined;
+    let spawned;
+    if (config.transport === 'stdio') {
+      const stdio = await import('./client-stdio.ts');
+      const cycle = stdio.startCycle(config);
+      if (cycle) {
+        state.failure = new AgentAppsError('E_MCP', `MCP server ${JSON.stringify(config.name)} is not started: ${cycle} — check ${whereConfigured(config)}`);
+        throw state.failure;
+      }
+      spawned = stdio.spawnServer(config, log);
+    }
     const { Connection } = await import('./client.ts');
     let conn: Connection;
     try {
