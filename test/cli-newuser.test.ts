@@ -211,7 +211,7 @@ describe('errors name their place and their kind', () => {
     }
   });
 
-  test('a Markdown skill with no model configured fails in one line that says where to set model: and mentions replay', { todo: 'needs the Strands provider to keep its default-modelId warning off the console and to name model: and replay (issue 8 report)' }, async () => {
+  test('a Markdown skill with no model configured fails in one line that says where to set model: and mentions replay', async () => {
     const ws = folder({ 'skills/ask.md': '---\nname: ask\ndescription: Ask.\n---\nSay hi.\n' });
     const r = await cli(['run', 'ask'], { cwd: ws });
     assert.notEqual(r.code, 0);
