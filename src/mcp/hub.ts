@@ -351,7 +351,7 @@ export class McpHub {
         const conn = await hub.connection(config);
         return conn.call(t.name, args, {
           signal: ctx.run.signal,
-          onProgress: (p) => ctx.manager.log({ type: 'progress', tag: 'mcp', level: 'info', server, tool: t.name, ...p, text: `${server}/${t.name}: ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}` }),
+          onProgress: (p) => ctx.manager.log({ type: 'progress', tag: 'mcp', level: 'info', server, tool: t.name, ...p, text: `${server} ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${printable(p.message)}` : ''}` }),
         });
       },
     };
