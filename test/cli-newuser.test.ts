@@ -193,7 +193,7 @@ export default async function (ctx: Context, args: unknown) {
 });
 
 describe('errors name their place and their kind', () => {
-  test('a syntax error in a code skill names file:line:col', { todo: 'needs src/loader/code.ts to put the line and column of a SyntaxError into the place (issue 8 report)' }, async () => {
+  test('a syntax error in a code skill names file:line:col', async () => {
     const ws = folder({ 'skills/broken.skill.ts': "export const frontmatter = { name: 'broken', description: 'x' };\nexport default async function () {\n  return 1 +;\n}\n" });
     const r = await cli(['run', 'broken'], { cwd: ws });
     failsWith(r, 2, 'E_CONFIG', /skills\/broken\.skill\.ts:3:13: /);

@@ -1,5 +1,6 @@
 // Importing code skills: `.skill.ts` through Node's type stripping, `tsx` only when stripping
 // cannot run the file (enums, namespaces, parameter properties …).
+import { spawnSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { ConfigurationError } from '../kernel/errors.ts';
 import type { ToolDef } from '../kernel/types.ts';
@@ -99,5 +100,33 @@ function fromModule(mod: Record<string, unknown>, file: string): CodeModule {
 function importError(file: string, err: unknown): ConfigurationError {
   const e = err as { message?: string };
   const first = String(e?.message ?? err).split('\n')[0];
-  return new ConfigurationError(`cannot load skill: ${first}`, { place: { file }, cause: err });
+  return new ConfigurationError(`cannot load skill: ${first}`, { place: { file, ...syntaxPlace(file, err) }, cause: err });
+}
+
+/**
+ * Where a SyntaxError is, as `FILE:LINE` over the source line and a caret (Node's own format).
+ * Type stripping puts it in the error's stack; for JavaScript the ESM loader does not, so — on
+ * this error path only — `node --check` reads the file again and says it the same way.
+ */
+function syntaxPlace(file: string, err: unknown): { line?: number; column?: number } {
+  if (!(err instanceof SyntaxError) || file === 'inline://') return {};
+  const found = caretPlace(String(err.stack ?? ''), file);
+  if (found.line !== undefined || file.endsWith('.ts')) return found;
+  const check = spawnSync(process.execPath, ['--check', file], { encoding: 'utf8', timeout: 5000 });
+  return caretPlace(check.stderr ?? '', file);
+}
+
+function caretPlace(text: string, file: string): { line?: number; column?: number } {
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^(.*):(\d+)$/.exec(lines[i]!);
+    if (!m || (m[1] !== file && !m[1]!.endsWith(file))) continue;
+    // The source line(s) follow, then the caret under the column.
+    for (const caret of lines.slice(i + 1, i + 5)) {
+      const at = /^(\s*)\^+\s*$/.exec(caret);
+      if (at) return { line: Number(m[2]), column: at[1]!.length + 1 };
+    }
+    return { line: Number(m[2]) };
+  }
+  return {};
 }
