@@ -152,9 +152,10 @@ const EMPTY: JsonObject = Object.freeze({}) as JsonObject;
  * `run.tool` is the context's own object, but its schemas and tags are the tool's declaration,
  * shared by every invocation: they are frozen, so a write cannot reach the next invocation —
  * to change one, assign a new value (`run.tool.params = …`). Once per tool; later calls only
- * check, and only what is there.
+ * check, and only what is there. The constructor applies it; whoever assigns a tool's `decl` to
+ * `run.tool` later (manager.refresh) should too: `ctx.run.tool = sealShared({ ...tool.decl })`.
  */
-function sealShared(tool: ToolDecl): ToolDecl {
+export function sealShared(tool: ToolDecl): ToolDecl {
   if (tool.params !== undefined && !Object.isFrozen(tool.params)) deepFreeze(tool.params);
   if (tool.returns !== undefined && !Object.isFrozen(tool.returns)) deepFreeze(tool.returns);
   if (!Object.isFrozen(tool.tags)) Object.freeze(tool.tags);
