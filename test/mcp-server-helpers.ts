@@ -25,7 +25,7 @@ export function baseEnv(extra: Record<string, string | undefined> = {}): Record<
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
 }
 
-export function tempDir(t: TestContext, prefix = 'agent-apps-mcp-'): string {
+export function tempDir(t: Owner, prefix = 'agent-apps-mcp-'): string {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   return dir;
@@ -47,8 +47,13 @@ export interface Connection {
   stderr(): string;
 }
 
+/** Who closes what a helper starts: a test (`t`), or a suite's own list (see `shared`). */
+export interface Owner {
+  after(fn: () => unknown): unknown;
+}
+
 /** The official client over stdio against `agent-apps mcp serve ARGS` in `cwd`. */
-export async function connectStdio(t: TestContext, opts: { args?: string[]; cwd?: string; era?: 'legacy' | 'modern' } = {}): Promise<Connection> {
+export async function connectStdio(t: Owner, opts: { args?: string[]; cwd?: string; era?: 'legacy' | 'modern' } = {}): Promise<Connection> {
   const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', 'serve', ...(opts.args ?? [])], cwd: opts.cwd ?? WS, env: baseEnv(), stderr: 'pipe' });
   let stderr = '';
   transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
@@ -60,7 +65,7 @@ export async function connectStdio(t: TestContext, opts: { args?: string[]; cwd?
 }
 
 /** The official client over Streamable HTTP. */
-export async function connectHttp(t: TestContext, url: string, opts: { era?: 'legacy' | 'modern'; token?: string } = {}): Promise<Connection> {
+export async function connectHttp(t: Owner, url: string, opts: { era?: 'legacy' | 'modern'; token?: string } = {}): Promise<Connection> {
   const transport = new StreamableHTTPClientTransport(new URL(url), opts.token ? { requestInit: { headers: { Authorization: `Bearer ${opts.token}` } } } : undefined);
   const versionNegotiation = opts.era === 'modern' ? { mode: { pin: '2026-07-28' } as const } : undefined;
   const client = new Client({ name: 'agent-apps-test', version: '1.0.0' }, versionNegotiation ? { versionNegotiation } : undefined);
@@ -89,18 +94,20 @@ export interface ServeProcess {
 }
 
 /** `agent-apps mcp serve ARGS` as a bare process (for signals, exit codes and raw frames). */
-export function spawnServe(t: TestContext, args: string[], opts: { cwd?: string; env?: Record<string, string | undefined> } = {}): ServeProcess {
+export function spawnServe(t: Owner, args: string[], opts: { cwd?: string; env?: Record<string, string | undefined> } = {}): ServeProcess {
   const child = spawn(process.execPath, [BIN, 'mcp', 'serve', ...args], { cwd: opts.cwd ?? WS, env: baseEnv(opts.env), stdio: 'pipe' });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  // Still running when its owner ends: SIGTERM, as a client would stop it; SIGKILL if that hangs.
   t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await exited;
-    }
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
   });
   return { child, stdout: () => stdout, stderr: () => stderr, exited };
 }
@@ -117,14 +124,8 @@ export async function until<T>(check: () => T, ms = 10_000, what = 'condition'):
 }
 
 /** `mcp serve --http 127.0.0.1:0 ARGS`: resolves once it listens, with its URL. */
-export async function startHttp(t: TestContext, args: string[] = [], opts: { env?: Record<string, string | undefined> } = {}): Promise<ServeProcess & { url: string }> {
+export async function startHttp(t: Owner, args: string[] = [], opts: { env?: Record<string, string | undefined> } = {}): Promise<ServeProcess & { url: string }> {
   const proc = spawnServe(t, ['--http', '127.0.0.1:0', ...args], opts);
-  t.after(async () => {
-    if (proc.child.exitCode === null && proc.child.signalCode === null) {
-      proc.child.kill('SIGTERM');
-      await proc.exited;
-    }
-  });
   const url = await Promise.race([
     until(() => /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(proc.stderr())?.[1], 20_000, 'the server to listen'),
     proc.exited.then((e) => Promise.reject(new Error(`mcp serve exited (${e.code}): ${proc.stderr()}`))),

@@ -1,13 +1,21 @@
 // `agent-apps mcp serve --http` (SPEC §16, server): Streamable HTTP at /mcp on 127.0.0.1, both
 // protocol eras, the bearer token, DNS-rebinding protection, and the official conformance suite
 // (@modelcontextprotocol/conformance) with its committed baseline. Binds only to 127.0.0.1.
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { REPO, baseEnv, connectHttp, spawnServe, startHttp, tempDir, text, until } from './mcp-server-helpers.ts';
+import { REPO, baseEnv, connectHttp, spawnServe, startHttp, tempDir, text, until, type ServeProcess } from './mcp-server-helpers.ts';
+
+// The tests that need a plain server share one: spawning is most of their cost.
+const closers: (() => unknown)[] = [];
+after(async () => {
+  for (const close of closers) await close();
+});
+let plain: Promise<ServeProcess & { url: string }> | undefined;
+const server = () => (plain ??= startHttp({ after: (fn) => closers.push(fn) }));
 
 const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
 
@@ -26,10 +34,10 @@ function post(url: string, body: unknown, headers: Record<string, string> = {}):
 
 describe('mcp serve --http', () => {
   test('serves both protocol eras at /mcp on 127.0.0.1', async (t) => {
-    const server = await startHttp(t);
-    assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    const { url } = await server();
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     for (const era of ['legacy', 'modern'] as const) {
-      const { client } = await connectHttp(t, server.url, { era });
+      const { client } = await connectHttp(t, url, { era });
       assert.equal(client.getProtocolEra(), era);
       assert.ok((await client.listTools()).tools.some((tool) => tool.name === 'stats'));
       const stats = await client.callTool({ name: 'stats', arguments: { text: 'a b' } });
@@ -39,13 +47,13 @@ describe('mcp serve --http', () => {
       assert.match(text(invalid), /^E_VALIDATION: /);
       assert.deepEqual((await client.listPrompts()).prompts.map((p) => p.name), ['report', 'review', 'summarize']);
     }
-    assert.equal((await post(server.url.replace('/mcp', '/other'), INITIALIZE)).status, 404);
+    assert.equal((await post(url.replace('/mcp', '/other'), INITIALIZE)).status, 404);
   });
 
   test('progress and cancellation, in a 2025-11-25 session and in the 2026-07-28 era', async (t) => {
-    const server = await startHttp(t);
+    const { url } = await server();
     for (const era of ['legacy', 'modern'] as const) {
-      const { client, wire } = await connectHttp(t, server.url, { era });
+      const { client, wire } = await connectHttp(t, url, { era });
       await client.callTool({ name: 'chatty', arguments: { steps: 2 } }, { onprogress: () => {} });
       assert.deepEqual(wire.filter((m) => m.method === 'notifications/progress').map((m) => m.params?.message), ['chatty: step 1 of 2', 'chatty: step 2 of 2'], era);
       const marker = path.join(tempDir(t), 'finally.txt');
@@ -56,22 +64,22 @@ describe('mcp serve --http', () => {
   });
 
   test('a token given on loopback is checked: 401 without it, served with it', async (t) => {
-    const server = await startHttp(t, ['--token', 's3cret']);
-    const without = await post(server.url, INITIALIZE);
+    const guarded = await startHttp(t, ['--token', 's3cret']);
+    const without = await post(guarded.url, INITIALIZE);
     assert.equal(without.status, 401);
     assert.match(String(without.headers['www-authenticate']), /^Bearer/);
-    assert.equal((await post(server.url, INITIALIZE, { Authorization: 'Bearer wrong' })).status, 401);
-    const withToken = await post(server.url, INITIALIZE, { Authorization: 'Bearer s3cret' });
+    assert.equal((await post(guarded.url, INITIALIZE, { Authorization: 'Bearer wrong' })).status, 401);
+    const withToken = await post(guarded.url, INITIALIZE, { Authorization: 'Bearer s3cret' });
     assert.equal(withToken.status, 200);
     assert.match(withToken.body, /"protocolVersion":"2025-11-25"/);
-    const { client } = await connectHttp(t, server.url, { token: 's3cret' });
+    const { client } = await connectHttp(t, guarded.url, { token: 's3cret' });
     assert.equal(text(await client.callTool({ name: 'greet', arguments: { name: 'Ada' } })), 'Hello, Ada!');
   });
 
   test('AGENT_APPS_MCP_TOKEN is the token when --token is not given', async (t) => {
-    const server = await startHttp(t, [], { env: { AGENT_APPS_MCP_TOKEN: 'from-env' } });
-    assert.equal((await post(server.url, INITIALIZE)).status, 401);
-    assert.equal((await post(server.url, INITIALIZE, { Authorization: 'Bearer from-env' })).status, 200);
+    const guarded = await startHttp(t, [], { env: { AGENT_APPS_MCP_TOKEN: 'from-env' } });
+    assert.equal((await post(guarded.url, INITIALIZE)).status, 401);
+    assert.equal((await post(guarded.url, INITIALIZE, { Authorization: 'Bearer from-env' })).status, 200);
   });
 
   test('a non-loopback bind without a token is refused with exit 2', async (t) => {
@@ -85,11 +93,11 @@ describe('mcp serve --http', () => {
   });
 
   test('DNS-rebinding protection: a foreign Host or Origin is refused', async (t) => {
-    const server = await startHttp(t);
-    const port = new URL(server.url).port;
-    assert.equal((await post(server.url, INITIALIZE, { Host: `evil.example:${port}` })).status, 403);
-    assert.equal((await post(server.url, INITIALIZE, { Origin: 'http://evil.example' })).status, 403);
-    assert.equal((await post(server.url, INITIALIZE, { Host: `localhost:${port}`, Origin: `http://localhost:${port}` })).status, 200);
+    const { url } = await server();
+    const port = new URL(url).port;
+    assert.equal((await post(url, INITIALIZE, { Host: `evil.example:${port}` })).status, 403);
+    assert.equal((await post(url, INITIALIZE, { Origin: 'http://evil.example' })).status, 403);
+    assert.equal((await post(url, INITIALIZE, { Host: `localhost:${port}`, Origin: `http://localhost:${port}` })).status, 200);
   });
 });
 
@@ -121,11 +129,11 @@ async function conformance(url: string, out: string, extra: string[]): Promise<M
 describe('the official MCP conformance suite', () => {
   test('every scenario outside the committed baseline passes; the baseline lists exactly what fails', async (t) => {
     const baseline = JSON.parse(fs.readFileSync(path.join(REPO, 'test', 'fixtures', 'mcp-conformance-baseline.json'), 'utf8')) as { scenarios: Record<string, { reason: string; checks: string[] }> };
-    const server = await startHttp(t);
+    const { url } = await server();
     const out = tempDir(t, 'agent-apps-conformance-');
     const legs = [
-      await conformance(server.url, path.join(out, 'default'), []),
-      await conformance(server.url, path.join(out, '2026-07-28'), ['--spec-version', '2026-07-28']),
+      await conformance(url, path.join(out, 'default'), []),
+      await conformance(url, path.join(out, '2026-07-28'), ['--spec-version', '2026-07-28']),
     ];
     const unexpected: string[] = [];
     const failedInBaseline = new Map<string, Set<string>>();

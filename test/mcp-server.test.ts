@@ -1,11 +1,21 @@
 // `agent-apps mcp serve` over stdio (SPEC §16, server): the official MCP client against a real
 // server process over test/fixtures/mcp-ws (see its README). No mocks, no network.
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { BIN, WS, baseEnv, connectStdio, spawnServe, tempDir, text, until, type WireMessage } from './mcp-server-helpers.ts';
+import { BIN, WS, baseEnv, connectStdio, spawnServe, tempDir, text, until, type Connection, type WireMessage } from './mcp-server-helpers.ts';
+
+// Tests that need no server of their own share one per suite: spawning is most of their cost.
+const closers: (() => unknown)[] = [];
+after(async () => {
+  for (const close of closers) await close();
+});
+function shared(): () => Promise<Connection> {
+  let connection: Promise<Connection> | undefined;
+  return () => (connection ??= connectStdio({ after: (fn) => closers.push(fn) }));
+}
 
 /** What `agent-apps list --json` shows in the fixture workspace: the names a server must serve. */
 function listedNames(): string[] {
@@ -18,8 +28,9 @@ function progressOf(wire: WireMessage[]): { progress: number; message: string; p
 }
 
 describe('mcp serve (stdio): tools', () => {
-  test('tools/list is exactly the skills `list` shows, in name order, with their schemas', async (t) => {
-    const { client } = await connectStdio(t);
+  const server = shared();
+  test('tools/list is exactly the skills `list` shows, in name order, with their schemas', async () => {
+    const { client } = await server();
     const { tools } = await client.listTools();
     const names = tools.map((tool) => tool.name);
     assert.deepEqual(names, listedNames().sort());
@@ -34,8 +45,8 @@ describe('mcp serve (stdio): tools', () => {
     assert.deepEqual(tools.find((tool) => tool.name === 'noop')!.inputSchema, { type: 'object' }, 'no params: an empty object schema');
   });
 
-  test('a string result is text; an object result is structuredContent plus its JSON as text', async (t) => {
-    const { client } = await connectStdio(t);
+  test('a string result is text; an object result is structuredContent plus its JSON as text', async () => {
+    const { client } = await server();
     const greet = await client.callTool({ name: 'greet', arguments: { name: 'Ada' } });
     assert.deepEqual(greet.content, [{ type: 'text', text: 'Hello, Ada!' }]);
     assert.equal(greet.isError, undefined);
@@ -45,8 +56,8 @@ describe('mcp serve (stdio): tools', () => {
     assert.deepEqual(JSON.parse(text(stats)), { words: 3, chars: 13 });
   });
 
-  test('skill errors come back as isError results whose text is CODE: message', async (t) => {
-    const { client } = await connectStdio(t);
+  test('skill errors come back as isError results whose text is CODE: message', async () => {
+    const { client } = await server();
     const invalid = await client.callTool({ name: 'greet', arguments: { nom: 'Ada' } });
     assert.equal(invalid.isError, true);
     assert.match(text(invalid), /^E_VALIDATION: .*missing required property 'name'.*unknown property 'nom'/);
@@ -94,8 +105,8 @@ describe('mcp serve (stdio): tools', () => {
     assert.equal(text(await client.callTool({ name: 'second', arguments: {} })), 'second here');
   });
 
-  test('stdout carries only protocol frames: what a skill prints goes to stderr', async (t) => {
-    const conn = await connectStdio(t);
+  test('stdout carries only protocol frames: what a skill prints goes to stderr', async () => {
+    const conn = await server();
     const result = await conn.client.callTool({ name: 'noisy', arguments: {} });
     assert.equal(text(result), 'quiet result');
     await until(() => conn.stderr().includes('more noise'), 5000, 'the noise on stderr');
@@ -113,10 +124,13 @@ describe('mcp serve (stdio): tools', () => {
 });
 
 describe('mcp serve (stdio): progress and cancellation', () => {
-  test('with a progress token, log events at info and up are progress notifications, before the result', async (t) => {
-    const { client, wire } = await connectStdio(t);
+  const server = shared();
+  test('with a progress token, log events at info and up are progress notifications, before the result', async () => {
+    const { client, wire: all } = await server();
+    const from = all.length;
     const seen: unknown[] = [];
     const result = await client.callTool({ name: 'chatty', arguments: { steps: 3 } }, { onprogress: (p) => seen.push(p) });
+    const wire = all.slice(from);
     assert.equal(text(result), '3 steps done');
     const progress = progressOf(wire);
     assert.deepEqual(progress.map((p) => [p.progress, p.message]), [
@@ -133,10 +147,11 @@ describe('mcp serve (stdio): progress and cancellation', () => {
     for (const p of seen as { progress: number; message: string }[]) assert.equal(p.message, `chatty: step ${p.progress} of 3`);
   });
 
-  test('without a progress token nothing is sent', async (t) => {
-    const { client, wire } = await connectStdio(t);
+  test('without a progress token nothing is sent', async () => {
+    const { client, wire } = await server();
+    const from = wire.length;
     await client.callTool({ name: 'chatty', arguments: { steps: 2 } });
-    assert.deepEqual(progressOf(wire), []);
+    assert.deepEqual(progressOf(wire.slice(from)), []);
   });
 
   test('--log-level sets what stderr shows, not what progress carries', async (t) => {
@@ -146,9 +161,11 @@ describe('mcp serve (stdio): progress and cancellation', () => {
     assert.doesNotMatch(stderr(), /step 1 of 1/);
   });
 
-  test("an agent skill's events (replayed from a cassette) are progress too", async (t) => {
-    const { client, wire } = await connectStdio(t);
+  test("an agent skill's events (replayed from a cassette) are progress too", async () => {
+    const { client, wire: all } = await server();
+    const from = all.length;
     const result = await client.callTool({ name: 'report', arguments: { text: 'one two three' } }, { onprogress: () => {} });
+    const wire = all.slice(from);
     assert.deepEqual(result.structuredContent, { words: 3 });
     const messages = progressOf(wire).map((p) => p.message);
     assert.ok(messages.includes('turn-start report: turn 1'), messages.join('\n'));
@@ -160,7 +177,7 @@ describe('mcp serve (stdio): progress and cancellation', () => {
   });
 
   test("a cancellation aborts the invocation: the skill's finally block runs", async (t) => {
-    const { client } = await connectStdio(t);
+    const { client } = await server();
     const marker = path.join(tempDir(t), 'finally.txt');
     const controller = new AbortController();
     const call = client.callTool({ name: 'linger', arguments: { marker } }, { signal: controller.signal, onprogress: () => controller.abort('enough') });
@@ -172,8 +189,9 @@ describe('mcp serve (stdio): progress and cancellation', () => {
 });
 
 describe('mcp serve (stdio): prompts', () => {
-  test('Markdown and SKILL.md skills are prompts, with arguments from their params', async (t) => {
-    const { client } = await connectStdio(t);
+  const server = shared();
+  test('Markdown and SKILL.md skills are prompts, with arguments from their params', async () => {
+    const { client } = await server();
     const { prompts } = await client.listPrompts();
     assert.deepEqual(prompts.map((p) => p.name), ['report', 'review', 'summarize']);
     const summarize = prompts.find((p) => p.name === 'summarize')!;
@@ -185,8 +203,8 @@ describe('mcp serve (stdio): prompts', () => {
     ]);
   });
 
-  test('prompts/get returns the prompt with its directives expanded for the args', async (t) => {
-    const { client } = await connectStdio(t);
+  test('prompts/get returns the prompt with its directives expanded for the args', async () => {
+    const { client } = await server();
     const got = await client.getPrompt({ name: 'summarize', arguments: { text: 'Ada wrote the first program.', sentences: '3' } });
     assert.equal(got.messages.length, 1);
     assert.equal(got.messages[0]!.role, 'user');
@@ -199,8 +217,8 @@ describe('mcp serve (stdio): prompts', () => {
     await assert.rejects(client.getPrompt({ name: 'summarize', arguments: { sentences: '2' } }), /E_VALIDATION: .*missing required property 'text'/);
   });
 
-  test('completion/complete offers the values a prompt argument enumerates', async (t) => {
-    const { client } = await connectStdio(t);
+  test('completion/complete offers the values a prompt argument enumerates', async () => {
+    const { client } = await server();
     const done = await client.complete({ ref: { type: 'ref/prompt', name: 'summarize' }, argument: { name: 'style', value: 'b' } });
     assert.deepEqual(done.completion.values, ['bullets']);
   });
