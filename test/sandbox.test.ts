@@ -788,7 +788,8 @@ describe('process isolation contains what would abort this process', () => {
         env: { AGENT_APPS_HOME: home, AGENT_APPS_PATH: undefined, NO_COLOR: '1' },
       });
       assert.equal(bad.code, 2);
-      assert.match(bad.stderr, /E_CONFIG.*model\.sandbox\.isolation must be 'process' or 'inline' \(got "thread"\)/);
+      // The place first (SPEC: errors with a place): the --set level that gave the value, then the rule.
+      assert.match(bad.stderr, /E_CONFIG.*--set model\.sandbox\.isolation: must be one of "process", "inline"/);
     } finally {
       fs.rmSync(home, { recursive: true, force: true });
     }
