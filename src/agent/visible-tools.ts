@@ -4,6 +4,7 @@
 import { parseAllowedTools, type MatchEnv } from '../kernel/allowed-tools.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import type { JsonObject } from '../kernel/types.ts';
+import { ALWAYS_EXCLUDED } from './provider.ts';
 
 export interface ToolDoc {
   name: string;
@@ -36,8 +37,6 @@ export interface VisibleOptions {
    */
   within?: readonly VisibleOptions[];
 }
-
-import { ALWAYS_EXCLUDED } from './provider.ts';
 
 /** May agent code invoke `name` (with `args`)? The same rules as discovery, applied at call time. */
 export function isCallable(name: string, hidden: boolean, opts: VisibleOptions, args?: unknown, env?: MatchEnv): { ok: true } | { ok: false; why: string } {
