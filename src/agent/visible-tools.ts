@@ -67,7 +67,17 @@ export async function resolveVisibleTools(kernel: Kernel, paths: readonly string
   const excluded = [...ALWAYS_EXCLUDED, ...(opts.provider ? [opts.provider] : [])];
   // SPEC §15: discovery loads (imports) only the names the agent may call; the rest stay unread.
   const only = (name: string) => isCallable(name, false, opts).ok && (mode !== 'discovery' || (spec?.named.includes(name) ?? false));
-  const all = await kernel.registry.list(paths, { all: true, only });
+  // MCP servers are started only when a rule could name one of their tools (`fs-*`, `fs-read`):
+  // in discovery mode only named tools are inlined, the rest found on demand with skill-list.
+  const mcpServers = (prefix: string) => {
+    const p = `${prefix}-`;
+    if (mode === 'discovery') return (spec?.named ?? []).some((n) => n.startsWith(p));
+    return spec!.rules.some((r) => {
+      const literal = /^[^*?[\]{}!(]*/.exec(r.text)![0];
+      return literal.startsWith(p) || p.startsWith(literal);
+    });
+  };
+  const all = await kernel.registry.list(paths, { all: true, only, mcpServers });
   const tools: ToolDoc[] = [];
   const middleware: ToolDoc[] = [];
   for (const summary of all) {
