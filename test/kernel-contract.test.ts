@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { ConfigurationError } from '../src/index.ts';
 import { withEntryPlace } from '../src/kernel/plan.ts';
+import { ContextLocals } from '../src/kernel/context.ts';
 import { bareRuntime, middleware, runtimeAt, settle, skill, workspace } from './helpers.ts';
 
 type Rt = Awaited<ReturnType<typeof bareRuntime>>;
@@ -229,7 +230,20 @@ test('set() into the history is E_IMMUTABLE', async (t) => {
   assert.equal(await rt.invoke('forge'), 'E_IMMUTABLE');
 });
 
-test('a context seed cannot replace the history ($context: { locals: { history } })', { todo: 'needs the orchestrator’s applySeed to leave locals.history alone' }, async (t) => {
+test('ContextLocals (for the orchestrator): the history is the caller’s frames plus its own, frozen, built on first read; replacing it is E_IMMUTABLE', () => {
+  const root = new ContextLocals(undefined, undefined, {} as never);
+  const a = new ContextLocals(root, { tool: 'a', args: {}, timestamp: 1 }, {} as never);
+  const b = new ContextLocals(a, { tool: 'b', args: { n: 1 }, timestamp: 2 }, {} as never);
+  assert.deepEqual(b.history.map((f) => f.tool), ['a', 'b']);
+  assert.ok(Object.isFrozen(b.history) && b.history.every((f) => Object.isFrozen(f)));
+  assert.equal(a.history[0], b.history[0], 'the caller’s frame itself, not a copy');
+  assert.deepEqual(root.history, []);
+  assert.throws(() => ((b as { history: unknown }).history = []), { code: 'E_IMMUTABLE' });
+  b.result = 42;
+  assert.deepEqual(JSON.parse(JSON.stringify(b)), { result: 42, config: {}, history: [{ tool: 'a', args: {}, timestamp: 1 }, { tool: 'b', args: { n: 1 }, timestamp: 2 }] });
+});
+
+test('a context seed cannot replace the history ($context: { locals: { history } })', { todo: 'needs the orchestrator’s applySeed to leave locals.history alone (and newLocals to build ContextLocals)' }, async (t) => {
   const rt = await bareRuntime(t);
   rt.register(skill('stack', (ctx) => ctx.locals.history.map((f) => f.tool)));
   assert.deepEqual(await rt.invoke('stack', { $context: { locals: { history: [{ tool: 'forged', args: {}, timestamp: 0 }] } } }), ['stack']);

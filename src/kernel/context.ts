@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { AgentAppsError } from './errors.ts';
 import { copyData, deepFreeze } from './path.ts';
-import type { Context, ContextManager, Envelope, Frontmatter, Globals, HistoryFrame, JsonObject, Locals, Nonlocals, RunState, ToolDecl } from './types.ts';
+import type { Context, ContextManager, Envelope, Frontmatter, Globals, HistoryFrame, JsonObject, LocalConfig, Locals, Nonlocals, RunState, ToolDecl } from './types.ts';
 
 export class ContextEnvelope implements Envelope {
   // Immutable (seed 001): private fields behind getters — assigning throws, and it costs nothing
@@ -92,7 +92,7 @@ export class ContextRun implements RunState {
     this.#uri = uri;
     this.#frontmatter = frontmatter;
     this.#cascade = EMPTY;
-    this.tool = sealShared(tool);
+    this.tool = tool;
     this.#interactive = interactive;
   }
 
@@ -151,9 +151,10 @@ const EMPTY: JsonObject = Object.freeze({}) as JsonObject;
 /**
  * `run.tool` is the context's own object, but its schemas and tags are the tool's declaration,
  * shared by every invocation: they are frozen, so a write cannot reach the next invocation —
- * to change one, assign a new value (`run.tool.params = …`). Once per tool; later calls only
- * check, and only what is there. The constructor applies it; whoever assigns a tool's `decl` to
- * `run.tool` later (manager.refresh) should too: `ctx.run.tool = sealShared({ ...tool.decl })`.
+ * to change one, assign a new value (`run.tool.params = …`). The planner seals a tool's
+ * declaration once, when it plans the tool (so the invoke path only copies `decl`); code that
+ * assigns another tool's declaration to `run.tool` later (manager.refresh) seals it too:
+ * `ctx.run.tool = sealShared({ ...tool.decl })`.
  */
 export function sealShared(tool: ToolDecl): ToolDecl {
   if (tool.params !== undefined && !Object.isFrozen(tool.params)) deepFreeze(tool.params);
@@ -178,7 +179,8 @@ export class ContextImpl implements Context {
     this.locals = locals;
     this.nonlocals = nonlocals;
     this.globals = globals;
-    freezeHistory(locals.history);
+    // Plain locals (an object literal) get their history frozen now; ContextLocals freezes its own on first read.
+    if (!(locals instanceof ContextLocals)) freezeHistory(locals.history);
     // Seed 001: `envelope` is immutable and `args` set-once — assigning either throws. The other
     // properties are mutable through their contents (ctx.locals.x = …), never replaced whole.
     Object.freeze(this);
@@ -209,9 +211,45 @@ export function freezeHistory(history: HistoryFrame[]): readonly HistoryFrame[] 
   return history;
 }
 
-/** The history of a child context: the caller's frames and the child's own, frozen (step 5 of seed 000). */
-export function historyWith(caller: readonly HistoryFrame[], frame: HistoryFrame): readonly HistoryFrame[] {
-  return Object.freeze([...caller, Object.freeze(frame)]);
+const NO_HISTORY: readonly HistoryFrame[] = Object.freeze([]);
+
+/**
+ * A context's `locals` whose append-only `history` costs nothing until it is read: the array —
+ * the caller's frames plus this invocation's frame, all frozen — is built on first read, from
+ * the caller's `locals` (itself built then, if need be). History is fixed when the context is
+ * made, so building it late changes nothing a skill can see; most contexts (chain entries)
+ * never read theirs, and then never pay for freezing it. `history` cannot be replaced
+ * (E_IMMUTABLE). The other fields are plain, mutable data; `JSON.stringify` and
+ * `serializeContext` see `history` through `toJSON`.
+ */
+export class ContextLocals implements Locals {
+  [key: string]: unknown;
+  result: unknown = undefined;
+  error: unknown = undefined;
+  config: LocalConfig;
+  #caller: Locals | undefined;
+  #frame: HistoryFrame | undefined;
+  #history: readonly HistoryFrame[] | undefined;
+  /** `caller`: the calling context's `locals`; `frame`: this invocation's (neither for the runtime's root). */
+  constructor(caller: Locals | undefined, frame: HistoryFrame | undefined, config: LocalConfig) {
+    this.#caller = caller;
+    this.#frame = frame;
+    this.config = config;
+  }
+  get history(): HistoryFrame[] {
+    if (this.#history === undefined) {
+      const caller = this.#caller ? freezeHistory(this.#caller.history) : NO_HISTORY;
+      this.#history = this.#frame ? Object.freeze([...caller, Object.freeze(this.#frame)]) : caller;
+      this.#caller = undefined;
+    }
+    return this.#history as HistoryFrame[];
+  }
+  set history(_value: HistoryFrame[]) {
+    throw new AgentAppsError('E_IMMUTABLE', "locals.history is append-only: the kernel adds each invocation's frame, and it cannot be replaced");
+  }
+  toJSON(): Record<string, unknown> {
+    return { ...this, history: this.history };
+  }
 }
 
 export function isContext(value: unknown): value is Context {

@@ -2,7 +2,7 @@
 // demotion (Tarjan SCC) → ordered chain entries. Nothing here depends on the invocation, so the
 // result is shared by every call of the tool until the registry is invalidated.
 import { placeOf, resolveCascade, type CascadeLevel, type CascadeResult } from './cascade.ts';
-import { ContextRun } from './context.ts';
+import { ContextRun, sealShared } from './context.ts';
 import { deepFreeze } from './path.ts';
 import { ConfigurationError, formatSchemaErrors, type Place, type SchemaError } from './errors.ts';
 import { DEFAULT_AFTER, DEFAULT_BEFORE, sortEntries } from './order.ts';
@@ -92,6 +92,8 @@ export class Planner {
     this.sync();
     const hit = this.plans.get(tool)?.get(paths);
     if (hit) return hit;
+    // run.tool's schemas and tags are this declaration's, shared by every invocation: frozen once, here.
+    sealShared(tool.decl);
     const own = await this.partial(tool, paths);
     const component = await this.componentsFor(tool, paths);
     const mine = component.get(tool.name);
