@@ -10,6 +10,8 @@ import { createRuntime, type Context, type LogEvent, type Runtime, type RuntimeO
 // The suites must not see the developer's ~/.agent-apps/skills or AGENT_APPS_PATH.
 const HOME = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-apps-test-home-'));
 process.env.AGENT_APPS_HOME = HOME;
+// …nor their ~/.agents/skills (SPEC §4's cross-client user root).
+process.env.AGENT_APPS_AGENTS_HOME = path.join(HOME, 'agents');
 delete process.env.AGENT_APPS_PATH;
 process.on('exit', () => fs.rmSync(HOME, { recursive: true, force: true }));
 

@@ -212,7 +212,7 @@ test('without a skills/ folder above it, the cwd is the workspace', async (t) =>
   assert.equal(rt.root.locals.config.workspace, dir);
 });
 
-test('the default search order: --path, AGENT_APPS_PATH, workspace skills/, ~/.agent-apps/skills, library', async (t) => {
+test('the default search order: --path, AGENT_APPS_PATH, workspace skills/, .agents/skills/, .claude/skills/, ~/.agent-apps/skills, ~/.agents/skills, library', async (t) => {
   const extra = tempDir(t);
   const envDir = tempDir(t);
   process.env.AGENT_APPS_PATH = envDir;
@@ -222,7 +222,11 @@ test('the default search order: --path, AGENT_APPS_PATH, workspace skills/, ~/.a
   assert.equal(paths[0], extra);
   assert.equal(paths[1], envDir);
   assert.equal(paths[2], path.join(GREETER, 'skills'));
-  assert.equal(paths[3], path.join(process.env.AGENT_APPS_HOME!, 'skills'));
+  assert.equal(paths[3], path.join(GREETER, '.agents', 'skills'));
+  assert.equal(paths[4], path.join(GREETER, '.claude', 'skills'));
+  assert.equal(paths[5], path.join(process.env.AGENT_APPS_HOME!, 'skills'));
+  assert.equal(paths[6], path.join(process.env.AGENT_APPS_AGENTS_HOME!, 'skills'));
+  assert.equal(paths.length, 8);
   assert.match(paths.at(-1)!, /skills$/);
   assert.ok(fs.existsSync(path.join(paths.at(-1)!, 'main.md')), 'the library is last');
 });

@@ -2,6 +2,8 @@
 import type { Command } from 'commander';
 import { createRequire } from 'node:module';
 import { createRuntime } from '../kernel/runtime.ts';
+import type { Kernel } from '../kernel/orchestrator.ts';
+import { diagnosticText } from '../loader/agent-skills.ts';
 import { painter } from './output.ts';
 import { shortOrigin } from './list.ts';
 import { globalsOf, runtimeOptions } from './runtime-options.ts';
@@ -19,7 +21,9 @@ export function registerDescribe(program: Command, io: CliIO): void {
       'after',
       `
 The chain is listed in the order it runs, each entry with the cascade level its key came from
-(the library's main, a folder's main, the skill itself, or --set).
+(the library's main, a folder's main, the skill itself, or --set). A SKILL.md skill's warnings
+(what 'agent-apps validate' reports) and argument-hint are shown, and so is the skill of the same
+name that this one shadows in a later search root.
 
 Examples:
   $ agent-apps describe greet
@@ -31,15 +35,27 @@ Examples:
       const runtime = await createRuntime(runtimeOptions(g));
       try {
         const d = await runtime.describe(skill);
+        const config = runtime.root.locals.config;
+        const kernel = runtime.root.globals.internals.kernel as Kernel;
+        const tool = await kernel.resolve(skill, config.paths, config.cwd);
+        const warnings = (tool.diagnostics ?? []).filter((x) => x.severity === 'warning').map(diagnosticText);
+        // Only the skill a bare name finds shadows anything (a path ref may name a shadowed one).
+        const winner = kernel.registry.lookup(tool.name, config.paths);
+        const isWinner = winner !== undefined && ('decl' in winner ? winner === tool : winner.file === tool.file);
+        const shadows = isWinner ? kernel.registry.shadowed(tool.name, config.paths) : undefined;
+        const hint = tool.skill?.argumentHint;
         if (g.json) {
-          io.stdout.write(JSON.stringify(d) + '\n');
+          io.stdout.write(JSON.stringify({ ...d, warnings, ...(shadows ? { shadows } : {}), ...(hint !== undefined ? { argumentHint: hint } : {}) }) + '\n');
           return;
         }
         const paint = await painter(io.stdout, g.color !== false);
-        const cwd = runtime.root.locals.config.cwd;
+        const cwd = config.cwd;
         const t = d.tool;
         let out = `${paint.bold(t.name)}  ${paint.dim(shortOrigin(d.origin.uri, cwd))}\n`;
         if (t.description) out += `  ${t.description}\n`;
+        if (hint !== undefined) out += `  ${paint.dim('arguments:')} ${hint}  ${paint.dim(`(agent-apps run ${t.name} --arguments "…")`)}\n`;
+        if (shadows) out += `  ${paint.dim('shadows')} ${shortOrigin(shadows, cwd)}\n`;
+        if (warnings.length) out += `\n${paint.yellow('warnings')}\n${warnings.map((w) => `  ${w}\n`).join('')}`;
         out += `\n${paint.bold('declaration')}\n`;
         out += indent(yaml().stringify({ visibility: t.visibility, role: t.role, tags: t.tags, ...(t.allowedTools ? { 'allowed-tools': t.allowedTools } : {}), ...(t.params ? { params: t.params } : {}), ...(t.returns ? { returns: t.returns } : {}) }));
         out += `\n${paint.bold('metadata')} ${paint.dim('(resolved cascade)')}\n`;

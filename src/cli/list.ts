@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { createRuntime } from '../kernel/runtime.ts';
+import type { Kernel } from '../kernel/orchestrator.ts';
 import { LIBRARY_ROOT } from '../loader/search-paths.ts';
 import { painter } from './output.ts';
 import { globalsOf, runtimeOptions } from './runtime-options.ts';
@@ -18,7 +19,10 @@ export function registerList(program: Command, io: CliIO): void {
       'after',
       `
 Broken skills (malformed frontmatter, duplicate names, files that fail to import) are listed
-with their error, and make the exit code 2.
+with their error, and make the exit code 2. A skill that loaded with a warning (a SKILL.md whose
+name differs from its folder, an unknown field …) is marked WARN; 'agent-apps validate' and
+'agent-apps describe NAME' explain it. A skill that shadows another of the same name in a later
+search root says so. SKILL.md skills with 'user-invocable: false' are listed with --all only.
 
 Examples:
   $ agent-apps list
@@ -28,10 +32,19 @@ Examples:
       const g = globalsOf(cmd);
       const runtime = await createRuntime(runtimeOptions(g));
       try {
-        const list = await runtime.list({ all: !!opts.all });
-        const cwd = runtime.root.locals.config.cwd;
+        const config = runtime.root.locals.config;
+        // A listing for a person: SKILL.md's user-invocable / disable-model-invocation decide (SPEC §3.1).
+        const list = await (runtime.root.globals.internals.kernel as Kernel).registry.list(config.paths, { all: !!opts.all, user: true });
+        const cwd = config.cwd;
         if (g.json) io.stdout.write(JSON.stringify(list) + '\n');
         else io.stdout.write(await table(list, cwd, g.color !== false, io));
+        const warned = list.filter((s) => !s.error && s.warnings?.length);
+        if (warned.length && !g.json) {
+          const paint = await painter(io.stderr, g.color !== false);
+          const names = warned.map((s) => s.name);
+          const shown = names.length > 5 ? `${names.slice(0, 5).join(', ')} and ${names.length - 5} more` : names.join(', ');
+          io.stderr.write(`${paint.yellow('warn')}: ${shown} loaded with warnings: agent-apps validate (or describe NAME) explains them\n`);
+        }
         const broken = list.filter((s) => s.error);
         if (broken.length) {
           // The table shows each error cut to fit; the whole message goes to stderr.
@@ -57,14 +70,15 @@ export function shortOrigin(origin: string | null, cwd: string): string {
 async function table(list: ToolSummary[], cwd: string, color: boolean, io: CliIO): Promise<string> {
   const paint = await painter(io.stdout, color);
   if (!list.length) return 'No skills found. Create skills/hello.md, or run `agent-apps list --all` to see the built-ins.\n';
-  const rows = list.map((s) => [s.name, s.kind, s.error ? `ERROR ${s.error}` : shadowNote(s, cwd) + (s.description ?? ''), shortOrigin(s.origin, cwd)]);
+  const rows = list.map((s) => [s.name, s.kind, s.error ? `ERROR ${s.error}` : (s.warnings?.length ? 'WARN ' : '') + shadowNote(s, cwd) + (s.description ?? ''), shortOrigin(s.origin, cwd)]);
   const width = [0, 1].map((i) => Math.max(...rows.map((r) => r[i]!.length), i === 0 ? 4 : 4));
   const descWidth = Math.max(20, Math.min(60, (io.stdout.columns ?? 120) - width[0]! - width[1]! - 40));
   const fit = (s: string, n: number) => (s.length > n ? s.slice(0, n - 1) + '…' : s.padEnd(n));
   let out = paint.bold(`${'NAME'.padEnd(width[0]!)}  ${'KIND'.padEnd(width[1]!)}  ${'DESCRIPTION'.padEnd(descWidth)}  ORIGIN`) + '\n';
   list.forEach((s, i) => {
     const r = rows[i]!;
-    const desc = s.error ? paint.red(fit(r[2]!, descWidth)) : fit(r[2]!, descWidth);
+    const cell = fit(r[2]!, descWidth);
+    const desc = s.error ? paint.red(cell) : s.warnings?.length ? paint.yellow(cell.slice(0, 4)) + cell.slice(4) : cell;
     out += `${paint.cyan(r[0]!.padEnd(width[0]!))}  ${r[1]!.padEnd(width[1]!)}  ${desc}  ${paint.dim(r[3]!)}\n`;
   });
   return out;

@@ -9,6 +9,7 @@ import { registerDebug } from './debug.ts';
 import { registerInit } from './init.ts';
 import { registerNew } from './new.ts';
 import { registerMcp } from './mcp.ts';
+import { registerValidate } from './validate.ts';
 import { VERSION } from './version.ts';
 import { addGlobalOptions, globalsOf } from './runtime-options.ts';
 import { isCommanderExit, pointToGlobalOptions, throwUsageErrors, usageError } from './usage.ts';
@@ -48,6 +49,7 @@ Exit codes: 0 ok, 1 the skill failed, 2 usage or configuration error, 3 refused 
   registerInit(program, io);
   registerNew(program, io);
   registerMcp(program, io);
+  registerValidate(program, io);
   // Every subcommand accepts the global options too: `list --json`, `describe greet --set x=1`.
   for (const cmd of program.commands) addGlobalOptions(cmd, true);
   // The global options are listed once, in this help; each subcommand's help points here.

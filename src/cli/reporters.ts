@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { LogEvent, Reporter } from '../kernel/types.ts';
 import type { Painter } from './output.ts';
 import { escapeControl } from './escape.ts';
+import { isWorkspace } from '../loader/search-paths.ts';
 
 export { escapeControl } from './escape.ts';
 
@@ -13,15 +14,12 @@ export const RUNS_DIR = path.join('.agent-apps', 'runs');
 export const KEEP_RUNS = 50;
 
 /**
- * Runs are recorded only in a workspace — a folder that holds skills/ (findWorkspace's answer
- * when it found one): a run anywhere else, failed or not, leaves no .agent-apps/ behind.
+ * Runs are recorded only in a workspace — a folder that holds skills/, .agents/skills/,
+ * .claude/skills/ or .agent-apps/ (findWorkspace's answer when it found one): a run anywhere
+ * else, failed or not, leaves no .agent-apps/ behind.
  */
 export function recordsRuns(workspace: string): boolean {
-  try {
-    return fs.statSync(path.join(workspace, 'skills')).isDirectory();
-  } catch {
-    return false;
-  }
+  return isWorkspace(workspace);
 }
 
 export function consoleReporter(stream: NodeJS.WritableStream, paint: Painter, opts: { verbose?: boolean } = {}): Reporter {

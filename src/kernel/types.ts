@@ -55,6 +55,23 @@ export interface LoadedTool {
   metadata: JsonObject;
   /** Identity for caches: changes whenever the file changes. */
   version: number;
+  /** Problems that did not stop the tool from loading (SPEC §3.1: lenient SKILL.md loading). */
+  diagnostics?: Diagnostic[];
+  /**
+   * Agent Skills / Claude Code extensions of a SKILL.md skill: `argument-hint`, and
+   * `user-invocable: false` (left out of `list`, not of agents' discovery).
+   */
+  skill?: { argumentHint?: string; userInvocable?: boolean; modelInvocable?: boolean; dir?: string };
+}
+
+/** A problem in a skill file, placed (SPEC §3.1, `agent-apps validate`). */
+export interface Diagnostic {
+  severity: 'error' | 'warning';
+  message: string;
+  /** A short name of the check (`name-folder`, `description-length` …). */
+  rule: string;
+  line?: number;
+  column?: number;
 }
 
 export interface HistoryFrame {
@@ -255,6 +272,10 @@ export interface ToolSummary {
   origin: string | null;
   visibility: string;
   error?: string;
+  /** Problems that did not stop it from loading (SPEC §3.1). */
+  warnings?: string[];
+  /** The origin of the skill of the same name that this one shadows (a later search root's, or an MCP tool). */
+  shadows?: string;
 }
 
 export interface ToolDescription {

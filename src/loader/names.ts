@@ -15,6 +15,34 @@ export function nameProblem(name: string): string | undefined {
   return `names match ${NAME_RE} (lower-case ASCII letters, digits and '-')`;
 }
 
+/** The longest name the Agent Skills format allows (longer ones load, with a warning: SPEC §3.1). */
+export const MAX_NAME_LENGTH = 64;
+
+/**
+ * Every problem with a `SKILL.md` name, for the format's rules (SPEC §3.1): errors for what
+ * cannot be a bare ref here (non-ASCII, upper case, other characters, a leading or trailing
+ * '-'), warnings for what loads anyway (`--`, over 64 characters, not the folder's name).
+ */
+export function agentSkillNameProblems(name: string, folder?: string): { severity: 'error' | 'warning'; rule: string; message: string }[] {
+  const out: { severity: 'error' | 'warning'; rule: string; message: string }[] = [];
+  const shown = JSON.stringify(name.length > 80 ? name.slice(0, 77) + '…' : name);
+  if (name === '') return [{ severity: 'error', rule: 'name-empty', message: 'name is empty' }];
+  if (/[^\x00-\x7f]/.test(name)) {
+    out.push({ severity: 'error', rule: 'name-ascii', message: `name ${shown} is not ASCII: a name must be callable as a bare ref, so it uses lower-case letters a-z, digits and '-' only` });
+  } else if (/[/\\]/.test(name)) {
+    out.push({ severity: 'error', rule: 'name-chars', message: `name ${shown} holds a path separator: a name is one word of lower-case letters, digits and '-'` });
+  } else if (/[A-Z]/.test(name) && /^[A-Za-z0-9-]+$/.test(name)) {
+    out.push({ severity: 'error', rule: 'name-case', message: `name ${shown} must be lower-case (${JSON.stringify(name.toLowerCase())})` });
+  } else if (!/^[a-z0-9-]+$/.test(name)) {
+    out.push({ severity: 'error', rule: 'name-chars', message: `name ${shown} has characters other than lower-case letters, digits and '-'` });
+  }
+  if (name.startsWith('-') || name.endsWith('-')) out.push({ severity: 'error', rule: 'name-hyphen', message: `name ${shown} cannot start or end with '-'` });
+  if (name.includes('--')) out.push({ severity: 'warning', rule: 'name-hyphens', message: `name ${shown} has '--': the format does not allow consecutive hyphens` });
+  if (name.length > MAX_NAME_LENGTH) out.push({ severity: 'warning', rule: 'name-length', message: `name is ${name.length} characters, over the format's ${MAX_NAME_LENGTH}` });
+  if (folder !== undefined && folder !== name) out.push({ severity: 'warning', rule: 'name-folder', message: `name ${shown} is not the folder's name ${JSON.stringify(folder)}: other clients expect them equal` });
+  return out;
+}
+
 /** True for anything that is not a bare tool name: paths, `file://`, `inline://`, `mcp://`, ToolDefs. */
 export function isPathRef(ref: string | ToolDef): boolean {
   return typeof ref !== 'string' || !NAME_RE.test(ref);

@@ -95,3 +95,83 @@ export function frontmatterProblem(text: string): string | undefined {
   if (bytes <= MAX_FRONTMATTER_BYTES) return undefined;
   return `frontmatter is ${end === -1 ? 'unterminated and ' : ''}${MiB(bytes)}, over the ${MiB(MAX_FRONTMATTER_BYTES)} limit`;
 }
+
+/** Why `text` is not a text file (a NUL byte in its first 8 KiB), or undefined. */
+export function binaryProblem(text: string, file: string): string | undefined {
+  const at = text.slice(0, 8192).indexOf('\u0000');
+  return at === -1 ? undefined : `${path.basename(file)} is not a text file (a NUL byte at offset ${at})`;
+}
+
+export interface FolderListing {
+  /** Paths relative to the folder, `/`-separated; folders end with `/`. */
+  files: string[];
+  /** More entries than the cap: the listing stops there. */
+  truncated: boolean;
+  /** Symbolic links that lead back into a folder already listed (a loop), or nowhere. */
+  skipped: { path: string; why: string }[];
+}
+
+const LIST_SKIP = new Set(['.git', 'node_modules', '.DS_Store']);
+
+/**
+ * The files of a skill folder, for progressive disclosure (SPEC §3.1): names only, never
+ * contents. Bounded: at most `max` entries and `depth` levels; a symbolic link to a folder is
+ * followed once (its real path is remembered), so a link loop ends the walk there instead of
+ * running forever; a dangling link or one that loops on itself is reported, not thrown.
+ */
+export function listFolder(dir: string, opts: { max?: number; depth?: number } = {}): FolderListing {
+  const max = opts.max ?? 200;
+  const maxDepth = opts.depth ?? 6;
+  const out: FolderListing = { files: [], truncated: false, skipped: [] };
+  const seen = new Set<string>();
+  try {
+    seen.add(fs.realpathSync(dir));
+  } catch {
+    return out;
+  }
+  const walk = (abs: string, rel: string, depth: number): void => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(abs, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const ent of entries) {
+      if (out.files.length >= max) {
+        out.truncated = true;
+        return;
+      }
+      if (LIST_SKIP.has(ent.name)) continue;
+      const childAbs = path.join(abs, ent.name);
+      const childRel = rel ? `${rel}/${ent.name}` : ent.name;
+      let isDir = ent.isDirectory();
+      if (ent.isSymbolicLink()) {
+        let real: string;
+        try {
+          real = fs.realpathSync(childAbs);
+          isDir = fs.statSync(real).isDirectory();
+        } catch (err) {
+          const code = (err as { code?: string }).code;
+          out.skipped.push({ path: childRel, why: code === 'ELOOP' ? 'a symbolic link loop' : 'a dangling symbolic link' });
+          continue;
+        }
+        if (isDir && seen.has(real)) {
+          out.skipped.push({ path: childRel + '/', why: 'a symbolic link loop (it leads to a folder already listed)' });
+          continue;
+        }
+        if (isDir) seen.add(real);
+      } else if (isDir) {
+        try {
+          seen.add(fs.realpathSync(childAbs));
+        } catch {}
+      }
+      if (isDir) {
+        out.files.push(childRel + '/');
+        if (depth < maxDepth) walk(childAbs, childRel, depth + 1);
+      } else out.files.push(childRel);
+    }
+  };
+  walk(dir, '', 1);
+  return out;
+}

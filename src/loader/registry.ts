@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigurationError, ToolNotFoundError } from '../kernel/errors.ts';
 import type { LoadedTool, ToolDef, ToolSummary } from '../kernel/types.ts';
+import { checkAgentSkill, diagnosticText } from './agent-skills.ts';
 import { importCodeSkill, importInline } from './code.ts';
 import { declare, parseMarkdown } from './frontmatter.ts';
 import { cachedMarkdown } from './library-cache.ts';
@@ -26,6 +27,12 @@ export interface ListOptions {
    * the server is asked.
    */
   mcpServers?: ((prefix: string) => boolean) | false;
+  /**
+   * A listing for a person (`agent-apps list`), not an agent (SPEC §3.1): a SKILL.md with
+   * `user-invocable: false` is left out unless `all`, and one hidden only by
+   * `disable-model-invocation: true` is listed.
+   */
+  user?: boolean;
 }
 
 interface FileRecord {
@@ -234,6 +241,16 @@ export class Registry {
     }
     // CRLF files (written on Windows) parse like LF ones: no stray '\r' in values or the prompt.
     const text = readSkillFile(entry.file).replace(/\r\n?/g, '\n');
+    if (entry.kind === 'skill-folder') {
+      // Agent Skills (SPEC §3.1): the format's rules; warnings ride along, an error is the first one.
+      const { skill, diagnostics } = checkAgentSkill(text, entry.file);
+      if (!skill) {
+        const e = diagnostics.find((d) => d.severity === 'error')!;
+        throw new ConfigurationError(e.message, { place: { file: entry.file, line: e.line, column: e.column } });
+      }
+      const { name, decl, metadata, frontmatter, body, skill: ext } = skill;
+      return { name, kind: 'skill-folder', uri, file: entry.file, root: entry.root, frontmatter, prompt: body, decl, metadata, version, diagnostics, skill: ext };
+    }
     const big = frontmatterProblem(text);
     if (big) throw new ConfigurationError(big, { place: { file: entry.file } });
     const { frontmatter: fm, body } = cachedMarkdown(entry.file, text) ?? parseMarkdown(text, entry.file);
@@ -372,21 +389,29 @@ export class Registry {
     const only = opts.only ?? (() => true);
     const seen = new Set<string>();
     const out: (ToolSummary | Promise<ToolSummary | undefined>)[] = [];
+    // What each listed name shadows: the first skill of that name in a later root (SPEC §4).
+    const winners = new Set<string>();
+    const shadows = new Map<string, string>();
     for (const tool of this.programmatic.values()) {
       seen.add(tool.name);
       if (!only(tool.name)) continue;
       if (tool.decl.visibility === 'hidden' && !opts.all) continue;
+      winners.add(tool.name);
       out.push(summary(tool));
     }
     for (const dir of paths) {
       const index = this.root(dir);
       for (const entry of index.names.values()) {
-        if (seen.has(entry.name)) continue;
+        if (seen.has(entry.name)) {
+          if (!shadows.has(entry.name) && winners.has(entry.name)) shadows.set(entry.name, 'file://' + entry.file);
+          continue;
+        }
         seen.add(entry.name);
         if (!only(entry.name)) continue;
+        winners.add(entry.name);
         out.push(
           this.load(entry).then(
-            (tool) => (tool.decl.visibility === 'hidden' && !opts.all ? undefined : summary(tool)),
+            (tool) => (listedFor(tool, opts) ? summary(tool) : undefined),
             (err: unknown) => ({ name: entry.name, kind: entry.kind, origin: 'file://' + entry.file, visibility: 'public' as const, error: (err as Error).message }),
           ),
         );
@@ -397,8 +422,35 @@ export class Registry {
         out.push({ name: b.name, kind: b.kind, origin: 'file://' + b.file, visibility: 'public', error: b.error });
       }
     }
-    return (await Promise.all(out)).filter((s) => s !== undefined);
+    const list = (await Promise.all(out)).filter((s) => s !== undefined);
+    for (const s of list) {
+      const shadowed = shadows.get(s.name);
+      if (shadowed !== undefined && !s.error && winners.has(s.name)) s.shadows = shadowed;
+    }
+    return list;
   }
+
+  /** The origin of the skill that `name` shadows on these paths: the next root's, after the winner (SPEC §4). */
+  shadowed(name: string, paths: readonly string[]): string | undefined {
+    let found = this.programmatic.has(name);
+    for (const dir of paths) {
+      const e = this.root(dir).names.get(name);
+      if (!e) continue;
+      if (found) return 'file://' + e.file;
+      found = true;
+    }
+    return undefined;
+  }
+}
+
+/** Hidden tools only with `all`; for a person, SKILL.md's own flags decide (ListOptions.user). */
+function listedFor(tool: LoadedTool, opts: ListOptions): boolean {
+  if (opts.all) return true;
+  if (opts.user && tool.skill) {
+    if (tool.skill.userInvocable === false) return false;
+    if (tool.skill.modelInvocable === false) return true;
+  }
+  return tool.decl.visibility !== 'hidden';
 }
 
 function fingerprint(index: RootIndex): string {
@@ -411,6 +463,8 @@ function fingerprint(index: RootIndex): string {
 function summary(tool: LoadedTool): ToolSummary {
   const s: ToolSummary = { name: tool.name, kind: tool.kind, origin: tool.uri, visibility: tool.decl.visibility };
   if (tool.decl.description) s.description = tool.decl.description;
+  const warnings = tool.diagnostics?.filter((d) => d.severity === 'warning');
+  if (warnings?.length) s.warnings = warnings.map(diagnosticText);
   return s;
 }
 

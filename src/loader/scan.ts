@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ToolKind } from '../kernel/types.ts';
-import { NAME_RE, codeSkillStem, nameProblem } from './names.ts';
+import { NAME_RE, agentSkillNameProblems, codeSkillStem, nameProblem } from './names.ts';
 import { checkSkillFile, readSkillHead } from './read.ts';
 
 export interface IndexEntry {
@@ -29,6 +29,23 @@ export interface RootIndex {
 
 const SKIP_DIRS = new Set(['node_modules', '.git', '.agent-apps']);
 
+/**
+ * The cross-client roots (`.agents/skills/`, `.claude/skills/`, SPEC §4) hold Agent Skills
+ * folders only, as every other client that reads them assumes: a loose `notes.md` there is not a
+ * skill.
+ */
+export function isFoldersOnlyRoot(root: string): boolean {
+  const parent = path.basename(path.dirname(root));
+  return path.basename(root) === 'skills' && (parent === '.agents' || parent === '.claude');
+}
+
+interface Walk {
+  index: RootIndex;
+  foldersOnly: boolean;
+  /** Real paths of the folders walked: a symbolic link back to one of them is a loop, not walked again. */
+  seen: Set<string>;
+}
+
 export function scanRoot(root: string): RootIndex {
   const index: RootIndex = { root, names: new Map(), mains: new Map(), broken: [] };
   let rootStat: fs.Stats;
@@ -38,39 +55,74 @@ export function scanRoot(root: string): RootIndex {
     return index;
   }
   if (!rootStat.isDirectory()) return index;
-  walk(root, index);
+  const w: Walk = { index, foldersOnly: isFoldersOnlyRoot(root), seen: new Set() };
+  try {
+    w.seen.add(fs.realpathSync(root));
+  } catch {}
+  walk(root, w, readDir(root));
   return index;
 }
 
-function walk(dir: string, index: RootIndex): void {
-  let entries: fs.Dirent[];
+function readDir(dir: string): fs.Dirent[] {
   try {
-    entries = fs.readdirSync(dir, { withFileTypes: true });
+    return fs.readdirSync(dir, { withFileTypes: true });
   } catch {
-    return;
+    return [];
   }
+}
+
+/** The Agent Skills file among a folder's entries: `SKILL.md`, else the lower-case `skill.md` some clients accept. */
+export function skillFileIn(entries: readonly fs.Dirent[] | readonly string[]): string | undefined {
+  const names = entries.map((e) => (typeof e === 'string' ? e : e.name));
+  return names.includes('SKILL.md') ? 'SKILL.md' : names.includes('skill.md') ? 'skill.md' : undefined;
+}
+
+function walk(dir: string, w: Walk, entries: fs.Dirent[]): void {
+  const index = w.index;
   const isRoot = dir === index.root;
   for (const ent of entries) {
     if (ent.name.startsWith('.')) continue;
     const file = path.join(dir, ent.name);
     const stem = codeSkillStem(ent.name);
     const md = ent.name.endsWith('.md') ? ent.name.slice(0, -3) : null;
-    if (ent.isDirectory()) {
+    let isDir = ent.isDirectory();
+    if (ent.isSymbolicLink()) {
+      // A linked folder (skills are often installed as links) is walked once: its real path is
+      // remembered, so a link that leads back up is a loop that ends here.
+      try {
+        const real = fs.realpathSync(file);
+        if (fs.statSync(real).isDirectory()) {
+          if (w.seen.has(real)) continue;
+          w.seen.add(real);
+          isDir = true;
+        }
+      } catch {
+        // Dangling or looping: only a name that looks like a skill file is worth reporting (peek does).
+      }
+    } else if (isDir) {
+      try {
+        w.seen.add(fs.realpathSync(file));
+      } catch {}
+    }
+    if (isDir) {
       if (SKIP_DIRS.has(ent.name)) continue;
-      const skillMd = path.join(file, 'SKILL.md');
-      if (fs.existsSync(skillMd)) {
+      const inside = readDir(file);
+      const skillFile = skillFileIn(inside);
+      if (skillFile) {
         // An Agent Skills folder: its other files are resources, not skills.
+        const skillMd = path.join(file, skillFile);
         const look = peek(skillMd);
         const name = (look.head !== undefined ? frontmatterName(look.head) : undefined) ?? ent.name;
         add(index, { name, kind: 'skill-folder', file: skillMd, root: index.root, dir: file, ...(look.problem ? { error: look.problem } : {}) }, false);
         continue;
       }
       if (stem === null && md === null) {
-        walk(file, index);
+        walk(file, w, inside);
         continue;
       }
       // A directory named like a skill file (`x.md`, `y.skill.ts`) is broken, not a folder to walk.
     } else if (stem === null && md === null) continue;
+    if (w.foldersOnly) continue;
     // Symlinks are followed (stat), FIFOs and devices are never opened: see read.ts.
     const look = peek(file);
     let kind: ToolKind;
@@ -112,10 +164,10 @@ function add(index: RootIndex, entry: IndexEntry, inSubfolder: boolean): void {
     index.mains.set(entry.dir, entry);
     if (inSubfolder) return;
   }
-  const bad = nameProblem(entry.name);
+  const bad = entry.kind === 'skill-folder' ? agentSkillNameProblems(entry.name).find((p) => p.severity === 'error')?.message : nameProblem(entry.name);
   if (bad) {
     // A file that could not be read keeps that error: its name is only a guess from the stem.
-    index.broken.push({ ...entry, error: entry.error ?? `invalid skill name '${entry.name}' — ${bad}` });
+    index.broken.push({ ...entry, error: entry.error ?? (entry.kind === 'skill-folder' ? bad : `invalid skill name '${entry.name}' — ${bad}`) });
     return;
   }
   const existing = index.names.get(entry.name);

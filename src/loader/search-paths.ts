@@ -1,5 +1,6 @@
-// Search paths (SPEC §4): --path flags, AGENT_APPS_PATH, the workspace's skills/,
-// ~/.agent-apps/skills, the library's skills/ — first root that holds a name wins.
+// Search paths (SPEC §4): --path flags, AGENT_APPS_PATH, the workspace's skills/, .agents/skills/
+// and .claude/skills/, then ~/.agent-apps/skills, ~/.agents/skills and the library's skills/ —
+// the first root that holds a name wins.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,13 +10,47 @@ import { fileURLToPath } from 'node:url';
 export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const LIBRARY_ROOT = path.join(PACKAGE_ROOT, 'skills');
 
-/** The nearest ancestor of `cwd` that holds `skills/`, or `cwd` itself. */
-export function findWorkspace(cwd: string): string {
+/** The workspace's skill folders, in search order: ours, then the cross-client conventions. */
+export const WORKSPACE_SKILL_DIRS = ['skills', path.join('.agents', 'skills'), path.join('.claude', 'skills')] as const;
+
+function isDir(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** `~/.agent-apps` (AGENT_APPS_HOME). */
+export function agentAppsHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.AGENT_APPS_HOME ?? path.join(os.homedir(), '.agent-apps');
+}
+
+/** `~/.agents`, the cross-client user folder (AGENT_APPS_AGENTS_HOME, for tests and sandboxes). */
+export function agentsHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.AGENT_APPS_AGENTS_HOME ?? path.join(os.homedir(), '.agents');
+}
+
+/**
+ * True when `dir` is a workspace (SPEC §4): it holds `skills/`, `.agents/skills/`,
+ * `.claude/skills/` or `.agent-apps/`. In the home folder only `skills/` counts: its
+ * `.agents/skills/`, `.claude/skills/` and `.agent-apps/` are the user-level folders (and every
+ * project below home would otherwise be part of one workspace, home).
+ */
+export function isWorkspace(dir: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (isDir(path.join(dir, 'skills'))) return true;
+  const abs = path.resolve(dir);
+  if (abs === path.resolve(os.homedir())) return false;
+  if (isDir(path.join(abs, '.claude', 'skills'))) return true;
+  if (path.join(abs, '.agents') !== path.resolve(agentsHome(env)) && isDir(path.join(abs, '.agents', 'skills'))) return true;
+  return path.join(abs, '.agent-apps') !== path.resolve(agentAppsHome(env)) && isDir(path.join(abs, '.agent-apps'));
+}
+
+/** The nearest ancestor of `cwd` (itself included) that is a workspace, or `cwd` itself. */
+export function findWorkspace(cwd: string, env: NodeJS.ProcessEnv = process.env): string {
   let dir = path.resolve(cwd);
   for (;;) {
-    try {
-      if (fs.statSync(path.join(dir, 'skills')).isDirectory()) return dir;
-    } catch {}
+    if (isWorkspace(dir, env)) return dir;
     const parent = path.dirname(dir);
     if (parent === dir) return path.resolve(cwd);
     dir = parent;
@@ -27,8 +62,9 @@ export function defaultPaths(opts: { cwd: string; workspace: string; paths?: str
   const list: string[] = [];
   for (const p of opts.paths ?? []) list.push(path.resolve(opts.cwd, p));
   for (const p of (env.AGENT_APPS_PATH ?? '').split(':')) if (p) list.push(path.resolve(opts.cwd, p));
-  list.push(path.join(opts.workspace, 'skills'));
-  list.push(path.join(env.AGENT_APPS_HOME ?? path.join(os.homedir(), '.agent-apps'), 'skills'));
+  for (const d of WORKSPACE_SKILL_DIRS) list.push(path.join(opts.workspace, d));
+  list.push(path.join(agentAppsHome(env), 'skills'));
+  list.push(path.join(agentsHome(env), 'skills'));
   list.push(LIBRARY_ROOT);
   return [...new Set(list)];
 }
