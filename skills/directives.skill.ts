@@ -1,8 +1,9 @@
-import { ctxTarget, internals, type Context, type ChainEntryInput } from 'agent-apps';
+import path from 'node:path';
+import { AbortError, ctxTarget, internals, parseAllowedTools, type Context, type ChainEntryInput } from 'agent-apps';
 
 export const frontmatter = {
   name: 'directives',
-  description: 'Expands remark directives (`:name`, `::name`, `:::name`) in the prompt: each directive naming a tool runs as middleware, in document order, and may replace itself with text.',
+  description: 'Expands remark directives (`:name`, `::name`, `:::name`) in the prompt: each directive naming a tool runs as middleware, in document order, and may replace itself with text. In a SKILL.md, also `$ARGUMENTS`, `$N`, `${CLAUDE_SKILL_DIR}` and the `!`command`` spans its allowed-tools permit.',
   metadata: { role: 'middleware', visibility: 'hidden', tags: ['meta-internal'], params: { type: 'boolean' }, returns: {} },
 };
 
@@ -47,9 +48,11 @@ function labelOf(node: DirectiveNode): string {
 export default async function directives(ctx: Context) {
   const target = ctxTarget(ctx);
   const prompt = target.locals.prompt;
+  // A SKILL.md's body also gets Claude Code's substitutions and `!`command`` spans (SPEC §3.1).
+  const claude = prompt ? agentSkillText(ctx, target) : undefined;
   // Only prompts with a colon can hold a directive: skip the parser entirely otherwise.
   if (!prompt || !prompt.raw.includes(':')) {
-    if (prompt) prompt.expanded = prompt.raw;
+    if (prompt) prompt.expanded = claude ? await claude(prompt.raw) : prompt.raw;
     return target.manager.next();
   }
   const raw = prompt.raw;
@@ -78,15 +81,18 @@ export default async function directives(ctx: Context) {
   // The continuation after the last directive renders the expanded prompt.
   entries.push({
     name: 'directives-render',
-    fn: (served: Context) => {
+    fn: async (served: Context) => {
       const p = served.locals.prompt!;
+      // The text between directives is the author's: in a SKILL.md it gets the substitutions and
+      // commands; what a directive put in its place (an included file, an arg) is left as it is.
+      const own = claude ?? ((text: string) => text);
       let out = '';
       let at = 0;
-      found.forEach(({ start, end }, index) => {
-        out += raw.slice(at, start) + (p.replacements?.[index] ?? '');
+      for (const [index, { start, end }] of found.entries()) {
+        out += (await own(raw.slice(at, start))) + (p.replacements?.[index] ?? '');
         at = end;
-      });
-      p.expanded = out + raw.slice(at);
+      }
+      p.expanded = out + (await own(raw.slice(at)));
       return served.manager.next();
     },
   });
@@ -98,4 +104,87 @@ function cleanAttributes(attrs: DirectiveNode['attributes']): Record<string, str
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(attrs ?? {})) if (typeof v === 'string') out[k] = v;
   return out;
+}
+
+// ── Agent Skills bodies (SPEC §3.1) ─────────────────────────────────────────────────────────
+
+/** `!`command``: a command Claude Code runs before the model sees the skill, its output in place. */
+const COMMAND = /!`([^`\n]+)`/g;
+/** `${CLAUDE_SKILL_DIR}`, `$ARGUMENTS[N]`, `$ARGUMENTS`, `$N` (0-based). */
+const SUBSTITUTION = /\$\{CLAUDE_SKILL_DIR\}|\$ARGUMENTS\[(\d+)\]|\$ARGUMENTS(?![A-Za-z0-9_\[])|\$(\d+)/g;
+
+/**
+ * For a SKILL.md skill, what its own text becomes before the model sees it: each `!`command``
+ * span the skill's allowed-tools permits (as the `shell` skill's `command`, under the
+ * one-simple-command rule) is run through `shell` and replaced by its stdout; a span it does not
+ * permit stays as written, with a warn event naming it. Then `$ARGUMENTS`, `$ARGUMENTS[N]`, `$N`
+ * and `${CLAUDE_SKILL_DIR}` take the invocation's `arguments` arg and the skill's folder; an
+ * unmatched `$N` stays. Command output is inserted as it is: it is never substituted or run.
+ */
+function agentSkillText(ctx: Context, target: Context): ((text: string) => Promise<string>) | undefined {
+  const tool = internals.tool(target);
+  if (tool.kind !== 'skill-folder' || !tool.file) return undefined;
+  const dir = tool.skill?.dir ?? path.dirname(tool.file);
+  const args = argumentsOf(target.args);
+  const substitute = (text: string) =>
+    text.replace(SUBSTITUTION, (whole, indexed: string | undefined, n: string | undefined) => {
+      if (whole === '${CLAUDE_SKILL_DIR}') return dir;
+      if (indexed !== undefined || n !== undefined) return args?.list[Number(indexed ?? n)] ?? whole;
+      return args?.all ?? '';
+    });
+  return async (text: string) => {
+    let out = '';
+    let at = 0;
+    for (const m of text.matchAll(COMMAND)) {
+      out += substitute(text.slice(at, m.index));
+      out += await runCommand(ctx, target, m[0], substitute(m[1]!));
+      at = m.index + m[0].length;
+    }
+    return out + substitute(text.slice(at));
+  };
+}
+
+/** The invocation's `arguments` arg: a string split on whitespace, or a list. */
+function argumentsOf(args: unknown): { all: string; list: string[] } | undefined {
+  const value = args && typeof args === 'object' ? (args as { arguments?: unknown }).arguments : undefined;
+  if (value === undefined || value === null) return undefined;
+  if (Array.isArray(value)) {
+    const list = value.map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
+    return { all: list.join(' '), list };
+  }
+  const all = (typeof value === 'string' ? value : JSON.stringify(value)).trim();
+  return { all, list: all ? all.split(/\s+/) : [] };
+}
+
+async function runCommand(ctx: Context, target: Context, written: string, command: string): Promise<string> {
+  const spec = target.run.tool.allowedTools;
+  const kernel = internals.kernel(ctx);
+  const { cwd, paths } = target.locals.config;
+  let permitted = false;
+  if (typeof spec === 'string') {
+    const shell = await kernel.resolve('shell', paths, cwd);
+    permitted = parseAllowedTools(spec).allows('shell', { command }, { cwd, params: shell.decl.params });
+  }
+  if (!permitted) {
+    target.manager.log({
+      level: 'warn',
+      type: 'command-not-run',
+      text: `${written} was not run: ${spec === undefined ? 'the skill has no allowed-tools' : `allowed-tools '${spec}' does not permit it`} (a command runs when allowed-tools admits it as one simple command, e.g. Bash(git:*) for git …); it stays as written`,
+    });
+    return written;
+  }
+  let result: { code: number | null; stdout: string; stderr: string };
+  try {
+    // Through the skill's own pipeline context: validate-allowed-tools checks the call again.
+    result = (await target.manager.invoke('shell', { command })) as typeof result;
+  } catch (err) {
+    if (err instanceof AbortError || target.run.signal.aborted) throw err;
+    target.manager.log({ level: 'warn', type: 'command-not-run', text: `${written} failed: ${(err as Error).message}; it stays as written` });
+    return written;
+  }
+  if (result.code !== 0) {
+    const why = result.stderr.trim().split('\n')[0]?.slice(0, 200);
+    target.manager.log({ level: 'warn', type: 'command-failed', text: `${written} exited with ${result.code ?? 'a timeout'}${why ? `: ${why}` : ''}` });
+  }
+  return result.stdout.replace(/\n$/, '');
 }

@@ -13,6 +13,8 @@ import { mentionsRunOption, parseSkillArgs, readArgsJson, splitRunTokens, type R
 import { skillHelp } from './skill-help.ts';
 import { globalsOf, mergeGlobals, runtimeOptions, type GlobalOptions } from './runtime-options.ts';
 import type { CliIO } from './io.ts';
+import { LineAsker } from '../kernel/line-asker.ts';
+import type { Asker } from '../kernel/ask.ts';
 
 export function registerRun(program: Command, io: CliIO): void {
   program
@@ -62,16 +64,19 @@ async function splitAfterSkill(skill: string, tokens: string[], g: GlobalOptions
   if (!mentionsRunOption(tokens)) return { globals: {}, help: false, tokens };
   const probe = await createRuntime(runtimeOptions(g));
   let decl: ToolDecl | undefined;
+  let argumentHint: string | undefined;
   try {
     const config = probe.root.locals.config;
-    decl = (await (probe.root.globals.internals.kernel as Kernel).resolve(skill, config.paths, config.cwd)).decl;
+    const tool = await (probe.root.globals.internals.kernel as Kernel).resolve(skill, config.paths, config.cwd);
+    decl = tool.decl;
+    argumentHint = tool.skill?.argumentHint;
   } catch {
     // runSkill reports an unknown or broken skill with its own words.
   } finally {
     await probe.close();
   }
   const split = splitRunTokens(tokens, decl?.params);
-  return split.help && decl ? { ...split, helpText: skillHelp(decl) } : split;
+  return split.help && decl ? { ...split, helpText: skillHelp(decl, { argumentHint }) } : split;
 }
 
 export interface RunExtras {
@@ -79,6 +84,12 @@ export interface RunExtras {
   overrides?: JsonObject;
   /** Called after the run settles, before the runtime closes (the `debug` tree, `--profile`). */
   after?: (runtime: Runtime) => void | Promise<void>;
+  /**
+   * The person to ask (SPEC §17: `ctx.manager.ask`, approval gates) — the terminal UI's asker.
+   * Without one, an interactive run (TTY stdin and stdout) asks in plain lines on stderr / stdin;
+   * any other run has nobody to ask.
+   */
+  asker?: Asker;
 }
 
 export async function runSkill(skill: string, tokens: string[], opts: { argsJson?: string }, g: GlobalOptions, io: CliIO, extras: RunExtras = {}): Promise<number> {
@@ -87,7 +98,9 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
   const interactive = !!(io.stdin.isTTY && io.stdout.isTTY);
   const controller = new AbortController();
   const paint = await painter(io.stderr, g.color !== false);
-  const runtime = await createRuntime({ ...rtOpts, interactive, signal: controller.signal, reporters: [withoutCliEvents(consoleReporter(io.stderr, paint))] });
+  const lines = !extras.asker && interactive ? new LineAsker({ input: io.stdin, output: io.stderr }) : undefined;
+  const asker = extras.asker ?? lines;
+  const runtime = await createRuntime({ ...rtOpts, interactive, signal: controller.signal, reporters: [withoutCliEvents(consoleReporter(io.stderr, paint))], ...(asker ? { asker } : {}) });
   const root = runtime.root;
   root.globals.internals.interactive = interactive;
   if (io.stderr.isTTY && !g.json) root.globals.internals.progress = progressPrinter(io.stderr, paint);
@@ -165,6 +178,7 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
     return exitCodeFor(err);
   } finally {
     stop.dispose();
+    lines?.close();
     await runtime.close();
   }
 }

@@ -5,7 +5,7 @@ import type { ToolDecl } from '../kernel/types.ts';
 
 type Schema = Record<string, unknown>;
 
-export function skillHelp(decl: ToolDecl): string {
+export function skillHelp(decl: ToolDecl, extra: { argumentHint?: string } = {}): string {
   const params = isPlainObject(decl.params) ? (decl.params as Schema) : {};
   const props = isPlainObject(params.properties) ? (params.properties as Record<string, Schema>) : {};
   const required = new Set(Array.isArray(params.required) ? (params.required as string[]) : []);
@@ -13,8 +13,11 @@ export function skillHelp(decl: ToolDecl): string {
   const usage = Object.entries(props)
     .map(([name, prop]) => (required.has(name) ? flag(name, prop) : `[${flag(name, prop)}]`))
     .join(' ');
-  let out = `Usage: agent-apps run ${decl.name}${usage ? ' ' + usage : ''}\n`;
+  // A SKILL.md's argument-hint (Claude Code's): what its `arguments` arg holds (SPEC §3.1).
+  const hint = extra.argumentHint !== undefined && !('arguments' in props) ? ` --arguments "${extra.argumentHint}"` : '';
+  let out = `Usage: agent-apps run ${decl.name}${usage ? ' ' + usage : ''}${hint}\n`;
   if (decl.description) out += `\n${decl.description}\n`;
+  if (hint) out += `\nArguments: ${extra.argumentHint} — one string, split on whitespace: $ARGUMENTS, $0, $1 … in the skill.\n`;
   if (rows.length) {
     const w = Math.max(...rows.map((r) => r[0].length));
     out += '\nParams:\n' + rows.map(([f, d]) => `  ${f.padEnd(w)}  ${d}`.trimEnd()).join('\n') + '\n';
