@@ -13,11 +13,14 @@ export default async function agentExecute(ctx: Context, enabled: unknown) {
   if (enabled === false || prompt === undefined || internals.hasFunction(target)) return target.manager.next();
   // The same spec validate-allowed-tools enforces: the skill's own, else the cascade's.
   const allowedTools = target.run.tool.allowedTools ?? (target.run.middleware['allowed-tools'] as string | undefined);
+  // ask-tools (SPEC §17) is read the same way: the skill's own, else the cascade's.
+  const askTools = target.run.tool.askTools ?? (target.run.middleware['ask-tools'] as string | undefined);
   const result = await ctx.manager.invoke('agent', {
     prompt: prompt.expanded ?? prompt.raw,
     config: target.locals.config.model ?? {},
     skillName: target.run.tool.name,
     ...(typeof allowedTools === 'string' ? { allowedTools } : {}),
+    ...(typeof askTools === 'string' && askTools.trim() ? { askTools } : {}),
     ...(target.run.tool.returns !== undefined ? { returns: target.run.tool.returns } : {}),
   });
   target.manager.finish(result);

@@ -30,6 +30,7 @@ export const frontmatter = {
         prompt: { type: 'string', description: 'System prompt (the skill’s expanded prompt).' },
         config: { type: 'object', description: 'Model configuration: provider, modelId, maxTurns, maxSteps, persistent, sandbox …' },
         allowedTools: { type: 'string', description: 'Space-delimited allowed-tools globs.' },
+        askTools: { type: 'string', description: 'ask-tools: tools the agent may call with a person’s approval (allowed-tools syntax).' },
         returns: { type: ['object', 'boolean'], description: 'JSON Schema the result must match.' },
         events: { type: 'string', description: 'Topic to emit agent events to.' },
         name: { type: 'string', description: 'Display name for logs.' },
@@ -49,6 +50,7 @@ interface AgentSkillArgs {
   prompt: string;
   config?: JsonObject;
   allowedTools?: string;
+  askTools?: string;
   returns?: JsonObject;
   events?: string;
   name?: string;
@@ -70,6 +72,8 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
   // Started by agent code (`invoke('agent', …)`): its config is untrusted, its caller's limits are ceilings (SPEC §15).
   const caller = internals.agentPolicy(ctx);
   const config: JsonObject = caller ? internals.subAgentConfig(caller.model, args.config) : { ...(args.config ?? {}) };
+  // What needs a person's approval is the skill author's choice, never the model's (SPEC §17).
+  if (caller && args.askTools !== undefined) throw new AgentAppsError('E_ALLOWED_TOOLS', "agent code may not give a sub-agent ask-tools: a sub-agent's calls pass its caller's gates");
   // Relative `cassette` / `record` paths: the `model` middleware resolves them against the skill's
   // folder; for an agent invoked directly, against its served skill's folder, else the cwd.
   if (typeof config.baseDir !== 'string') {
@@ -100,6 +104,7 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
   const skillDir = origin?.startsWith('file://') && origin.endsWith('/SKILL.md') ? path.dirname(fileURLToPath(origin)) : undefined;
   const policy: AgentPolicy = {
     allowedTools: args.allowedTools,
+    ...(args.askTools ? { askTools: args.askTools } : {}),
     self: skillName,
     provider,
     // A sub-agent may use only what its caller may, unless the caller's allowed-tools granted it tools (agent(allowedTools=…)).
@@ -108,6 +113,8 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
     model: { ...effective, maxTurns, maxSteps, sandbox: limits.sandbox },
     // Sub-agents share their caller's budget: together they pin no more than it may.
     budget: caller?.budget ?? { used: 0, limit: limits.sandbox.hostMb * 2 ** 20 },
+    // Approvals ("allow for this run") and denials: a sub-agent's are its caller's too.
+    approvals: new internals.ApprovalState({ parent: caller?.approvals, denials: trace.denials, trace: (e) => trace.record(e) }),
   };
   const visible = await resolveVisibleTools(kernel, paths, cwd, policy);
 
@@ -129,6 +136,7 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
     display,
     middleware,
     allowedTools: args.allowedTools,
+    askTools: args.askTools,
     memory: args.memory,
     sandbox: limits.sandboxConfig,
     returns,

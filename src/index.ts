@@ -18,7 +18,9 @@ import { providerError } from './agent/provider.ts';
 import { AgentTrace } from './agent/trace.ts';
 import { Returns } from './agent/returns.ts';
 import { AgentCode } from './agent/code.ts';
+import { ApprovalState } from './agent/approval.ts';
 import { parseSkillArgs } from './cli/skill-args.ts';
+import { terminalFor } from './tui/load.ts';
 
 setEntryUrl(import.meta.url);
 
@@ -33,6 +35,10 @@ export { createCallbackRef, type CallbackRef } from './agent/callback-ref.ts';
 export { resolveVisibleTools, type VisibleTools, type ToolDoc } from './agent/visible-tools.ts';
 export type { AgentPolicy, ExecutionHandle, HostBudget } from './agent/bridge.ts';
 export { DEFAULT_AGENT_PROVIDER } from './agent/provider.ts';
+// Asking a person (SPEC §17): the asker contract the terminal UI implements, and a plain one.
+export { APPROVAL_CHOICES, type Answer, type ApprovalQuestion, type Asker, type AskOptions, type Choice, type PlainQuestion, type Question } from './kernel/ask.ts';
+export { LineAsker, lineAsker, printable, renderApproval, type LineAskerOptions } from './kernel/line-asker.ts';
+export type { Decision, Denial, Trust, TrustLevel } from './agent/approval.ts';
 export type {
   AgentArgs,
   AllowDirective,
@@ -144,6 +150,8 @@ export const internals = {
   createBridge,
   subAgentConfig,
   subAgentWithin,
+  /** One agent run's approvals and denials (src/agent/approval.ts). */
+  ApprovalState,
   /** A JSON copy without internals, config or secrets: what agent code may see of host data. */
   scrub,
   jsonSafe,
@@ -151,4 +159,8 @@ export const internals = {
   DEFAULT_HOST_MB,
   /** `--name value` tokens → args, coerced by a params schema (the CLI's rules; used by repl). */
   parseSkillArgs,
+  /** The terminal UI for a skill that draws (repl, tutor): loads ink only now; `owned` screens the skill closes. */
+  terminal(ctx: Context) {
+    return terminalFor(ctx.globals.internals);
+  },
 };

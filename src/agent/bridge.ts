@@ -12,6 +12,8 @@
 //   absolute pattern in allowed-tools admits them;
 // - `$context` may add only middleware the agent could invoke, never `fn` or `remove`, and never
 //   the config middleware (cwd, paths, model, log);
+// - a call an `ask-tools` rule matches, or of a tool whose `trust` is ask, waits on an approval
+//   gate (approval.ts); a tool whose `trust` is deny is refused; every refusal is recorded;
 // - a sub-agent's model config may only lower limits (`subAgentConfig`);
 // - the payloads an agent run hands the host are bounded together (`HostBudget`);
 // - `get` never returns internals, config or secrets; `set` never reaches them, the trace or usage;
@@ -21,9 +23,10 @@ import { AgentAppsError } from '../kernel/errors.ts';
 import { isPathRef } from '../loader/names.ts';
 import { isInside, parseAllowedTools, realPath, type MatchEnv } from '../kernel/allowed-tools.ts';
 import { isPlainObject } from '../kernel/path.ts';
-import { isCallable, type VisibleOptions } from './visible-tools.ts';
+import { isCallable, type Callable, type VisibleOptions } from './visible-tools.ts';
+import { ApprovalState, denied, isRecorded, passGate, refuseByTrust, trustOf } from './approval.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
-import type { Context, JsonObject, LogInput } from '../kernel/types.ts';
+import type { Context, JsonObject, LoadedTool, LogInput } from '../kernel/types.ts';
 
 /** Host memory that one agent run (its sub-agents included) may pin through payloads: JSON characters. */
 export interface HostBudget {
@@ -41,6 +44,8 @@ export interface AgentPolicy extends VisibleOptions {
   /** The agent's effective model config: the ceiling of any sub-agent its code starts. */
   model: JsonObject;
   budget: HostBudget;
+  /** This agent run's approvals and refusals (approval.ts); a sub-agent's parent is its caller's. */
+  approvals?: ApprovalState;
 }
 
 /** One running execution of agent code, as the bridge sees it. */
@@ -51,6 +56,8 @@ export interface ExecutionHandle {
   signal: AbortSignal;
   /** Ends the execution at once with E_SANDBOX and `message` (the model sees it). */
   kill(message: string): void;
+  /** The code being run: what a person sees at an approval gate. */
+  code?: string;
 }
 
 export interface BridgeOptions {
@@ -74,23 +81,52 @@ export function createBridge(o: BridgeOptions): HostCall {
   const { kernel, served, policy, skillName } = o;
   const paths = served.locals.config.paths;
   const cwd = served.locals.config.cwd;
+  const approvals = (policy.approvals ??= new ApprovalState());
+  /** The gates of one execution's calls: ask-tools, trust (approval.ts). */
+  const gates = (exec: ExecutionHandle): Gates => ({
+    async pass(tool, args, callable, via) {
+      const base = { served, display: o.display, state: approvals, tool: tool.name, args, ...(via ? { via } : {}) };
+      const trust = await trustOf(kernel, tool, paths);
+      if (trust.value === 'deny') refuseByTrust(base, trust);
+      const because = callable.gate !== undefined ? { kind: 'ask-tools' as const, pattern: callable.gate } : trust.value === 'ask' ? { kind: 'trust' as const, source: trust.source } : undefined;
+      if (!because) return;
+      await passGate({ ...base, params: tool.decl.params, cwd, because, code: exec.code, signal: exec.signal });
+    },
+    refused(tool, error) {
+      return denied({ state: approvals, tool }, error);
+    },
+  });
 
   return async function bridge(exec, method, a, size) {
     switch (method) {
       case 'invoke': {
         const [ref, callArgs] = a as [unknown, unknown];
-        if (typeof ref !== 'string' || isPathRef(ref)) throw untrustedRef('invoke', ref);
-        charge(policy.budget, size, method, exec);
-        noProtoKeys(callArgs, 'invoke args');
-        const tool = await kernel.resolve(ref, paths, cwd);
-        // Ref args first: a path or URI is refused for what it is, before allowed-tools looks at it.
-        refsAreNames(tool.name, tool.decl.params, callArgs);
-        const env: MatchEnv = { cwd, params: tool.decl.params };
-        const check = isCallable(tool.name, tool.decl.visibility === 'hidden', policy, callArgs ?? {}, env);
-        if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${skillName}' may not invoke '${ref}': ${check.why}`);
-        const clean = await sanitizeArgs(kernel, paths, cwd, callArgs, policy, skillName);
-        await checkArgs(kernel, paths, cwd, tool.name, tool.decl.params, clean, policy, skillName);
-        return jsonSafe(await exec.ctx.manager.invoke(ref, clean as JsonObject, { context: { signal: exec.signal } }));
+        const g = gates(exec);
+        let clean: unknown;
+        try {
+          if (typeof ref !== 'string' || isPathRef(ref)) throw untrustedRef('invoke', ref);
+          charge(policy.budget, size, method, exec);
+          noProtoKeys(callArgs, 'invoke args');
+          const tool = await kernel.resolve(ref, paths, cwd);
+          // Ref args first: a path or URI is refused for what it is, before allowed-tools looks at it.
+          refsAreNames(tool.name, tool.decl.params, callArgs);
+          const env: MatchEnv = { cwd, params: tool.decl.params };
+          const check = isCallable(tool.name, tool.decl.visibility === 'hidden', policy, callArgs ?? {}, env);
+          if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${skillName}' may not invoke '${ref}': ${check.why}`);
+          clean = await sanitizeArgs(kernel, paths, cwd, callArgs, policy, skillName, g);
+          await checkArgs(kernel, paths, cwd, tool.name, tool.decl.params, clean, policy, skillName, 0, g);
+          // Last, once every rule has passed: trust, and the gate (a person is never asked about a call that would be refused).
+          await g.pass(tool, clean, check);
+        } catch (err) {
+          // A refusal of this call (not an error of the tool it calls) is a denial of the agent run.
+          const e = err as AgentAppsError;
+          if (e instanceof AgentAppsError && (e.code === 'E_ALLOWED_TOOLS' || e.code === 'E_UNTRUSTED_REF') && !isRecorded(e)) {
+            g.refused(typeof ref === 'string' ? ref : '(not a name)', e);
+          }
+          throw err;
+        }
+        // The trust middleware checks that calls from agent code came through here (trust.skill.ts).
+        return jsonSafe(await exec.ctx.manager.invoke(ref as string, clean as JsonObject, { context: { signal: exec.signal, locals: { internals: { gated: true } } } }));
       }
       case 'finish':
         return o.finish(exec, a[0]);
@@ -198,7 +234,7 @@ function refsAreNames(tool: string, params: unknown, args: unknown): void {
  * name of a tool the agent could invoke with the handler's `args`; a path arg stays inside the
  * policy's roots unless an absolute pattern in the agent's allowed-tools admits it.
  */
-export async function checkArgs(kernel: Kernel, paths: readonly string[], cwd: string, tool: string, params: unknown, args: unknown, policy: AgentPolicy, skillName: string, depth = 0): Promise<void> {
+export async function checkArgs(kernel: Kernel, paths: readonly string[], cwd: string, tool: string, params: unknown, args: unknown, policy: AgentPolicy, skillName: string, depth = 0, gates: Gates = NO_GATES): Promise<void> {
   const found: { kind: 'ref' | 'path'; value: string; holder: Record<string, unknown> | undefined; key: string }[] = [];
   walk(params, args, (kind, value, holder, key) => found.push({ kind, value, holder, key }), undefined, '');
   for (const f of found) {
@@ -212,8 +248,10 @@ export async function checkArgs(kernel: Kernel, paths: readonly string[], cwd: s
       if (dollar) throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may not pass '${dollar}' in the args of ${tool}'s ${f.key || 'ref'}`);
       const check = isCallable(named.name, named.decl.visibility === 'hidden', policy, handlerArgs, { cwd, params: named.decl.params });
       if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${skillName}' may not name '${f.value}' as ${tool}'s ${f.key || 'ref'}: ${check.why}`);
-      // …and they pass the same arg rules as if the agent invoked the handler itself.
-      if (depth < 8) await checkArgs(kernel, paths, cwd, named.name, named.decl.params, handlerArgs, policy, skillName, depth + 1);
+      // …and they pass the same arg rules as if the agent invoked the handler itself,
+      if (depth < 8) await checkArgs(kernel, paths, cwd, named.name, named.decl.params, handlerArgs, policy, skillName, depth + 1, gates);
+      // …and its trust and gates: naming a tool is calling it later, where no gate would open.
+      await gates.pass(named, handlerArgs, check, `${tool}'s ${f.key || 'ref'}`);
     } else {
       const real = realPath(path.resolve(cwd, f.value));
       if (policy.roots.some((root) => isInside(real, root))) continue;
@@ -236,7 +274,7 @@ export async function checkArgs(kernel: Kernel, paths: readonly string[], cwd: s
  */
 const SPEC_KEYS = ['args', 'before', 'after', 'remove', 'fn'];
 
-export async function sanitizeArgs(kernel: Kernel, paths: readonly string[], cwd: string, value: unknown, policy: AgentPolicy, skillName: string): Promise<unknown> {
+export async function sanitizeArgs(kernel: Kernel, paths: readonly string[], cwd: string, value: unknown, policy: AgentPolicy, skillName: string, gates: Gates = NO_GATES): Promise<unknown> {
   if (!isPlainObject(value)) return value ?? {};
   const out: JsonObject = {};
   for (const [k, v] of Object.entries(value)) {
@@ -271,14 +309,35 @@ export async function sanitizeArgs(kernel: Kernel, paths: readonly string[], cwd
       // Config middleware (cwd, paths, model, log, mcp) chooses search paths, providers and
       // endpoints: what agent code may never choose (SPEC §15), even where allowed-tools names it.
       if (decl.tags.includes('meta-config')) throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}': it configures the runtime (search paths, cwd, model, logging)`);
+      // Trust and approval are the person's, never the model's: `trust` cannot be overridden from a call.
+      if (decl.tags.includes('meta-trust')) throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}': it decides what agent code may do`);
       const check = isCallable(name, decl.visibility === 'hidden', policy, mwArgs ?? {}, { cwd, params: decl.params });
       if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}': ${check.why}`);
-      await checkArgs(kernel, paths, cwd, name, decl.params, mwArgs, policy, skillName);
+      await checkArgs(kernel, paths, cwd, name, decl.params, mwArgs, policy, skillName, 0, gates);
+      await gates.pass(await kernel.resolve(name, paths, cwd), mwArgs ?? {}, check, '$context.middleware');
     }
     out.$context = { middleware: mw };
   }
   return out;
 }
+
+// ── gates ───────────────────────────────────────────────────────────────────────────────────
+
+/** Trust and approval for a tool agent code calls, names as a ref, or adds as middleware. */
+export interface Gates {
+  /** Refuses (trust: deny) or waits on a gate (ask-tools, trust: ask); returns when the call may go on. */
+  pass(tool: LoadedTool, args: unknown, callable: Callable & { ok: true }, via?: string): Promise<void>;
+  /** Records a refusal on the agent run; returns the error to throw. */
+  refused(tool: string, error: AgentAppsError): AgentAppsError;
+}
+
+/** Outside a bridge (no execution, no person): a gate is refused, trust: deny too. */
+const NO_GATES: Gates = {
+  async pass(tool, _args, callable) {
+    if (callable.gate !== undefined) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${tool.name}' needs approval (ask-tools '${callable.gate}'); run in a terminal or pass --approve`);
+  },
+  refused: (_tool, error) => error,
+};
 
 // ── sub-agents ──────────────────────────────────────────────────────────────────────────────
 

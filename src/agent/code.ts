@@ -22,6 +22,8 @@ export interface AgentCodeOptions {
   middleware: boolean;
   /** The allowed-tools of the anonymous skill (validate-allowed-tools checks its calls too). */
   allowedTools: string | undefined;
+  /** The agent's ask-tools: admitted by that second check too (the bridge gates them). */
+  askTools?: string | undefined;
   /** Seeds the sandbox's `memory` global before the first execution. */
   memory: Record<string, unknown> | undefined;
   /** `model.sandbox` as set. */
@@ -53,7 +55,7 @@ export class AgentCode {
       frontmatter: {
         name: 'agent-code',
         description: `Code written by the agent of '${o.skillName}'.`,
-        metadata: o.allowedTools !== undefined ? { 'allowed-tools': o.allowedTools } : {},
+        metadata: o.allowedTools !== undefined ? { 'allowed-tools': o.askTools ? `${o.allowedTools} ${o.askTools}` : o.allowedTools } : {},
       },
       fn: (codeCtx: Context, a: { code: string }) => this.run(codeCtx, a.code),
     };
@@ -82,6 +84,7 @@ export class AgentCode {
     const exec: ExecutionHandle = {
       ctx: codeCtx,
       signal: ended.signal,
+      code,
       kill(message) {
         killed ??= message;
         ended.abort(message);

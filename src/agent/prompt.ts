@@ -50,6 +50,7 @@ ${JSON.stringify(opts.returns)}
 
 function toolDoc(t: ToolDoc): string {
   let out = `### ${t.name}\n${t.description ?? '(no description)'}`;
+  if (t.approval) out += '\nA person must approve each call (it waits for them); a refusal is an E_DENIED error with their reason.';
   out += t.params ? `\nparams: ${JSON.stringify(t.params)}` : '\nparams: none';
   if (t.returns && Object.keys(t.returns).length) out += `\nreturns: ${JSON.stringify(t.returns)}`;
   return out;

@@ -6,6 +6,7 @@
 import { eventBus } from '../events/runtime.ts';
 import type { Context } from '../kernel/types.ts';
 import type { TokenUsage } from './provider.ts';
+import type { Denial } from './approval.ts';
 
 /** What a provider reported to the hook (a `HookEvent`, or a type of its own), as received. */
 export interface ReportedEvent {
@@ -41,13 +42,15 @@ export interface TraceOptions {
 export class AgentTrace {
   readonly entries: TraceEntry[] = [];
   readonly usage: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  /** Calls of this agent's code that were refused (SPEC §17): allowed-tools, trust, a person's deny, no person to ask. */
+  readonly denials: Denial[] = [];
   readonly #o: TraceOptions;
   readonly #started = Date.now();
   readonly #progress: ((e: ReportedEvent & { skill: string }) => void) | undefined;
 
   constructor(o: TraceOptions) {
     this.#o = o;
-    o.served.locals.agent = { trace: this.entries, usage: this.usage };
+    o.served.locals.agent = { trace: this.entries, usage: this.usage, denials: this.denials };
     this.#progress = o.ctx.globals.internals.progress as ((e: ReportedEvent & { skill: string }) => void) | undefined;
   }
 

@@ -1,6 +1,8 @@
 // resolveVisibleTools (seed 004, "Tool Discovery"): the one filter the agent and the toolchain
 // share. Hidden tools only when named in allowed-tools; allowed-tools globs apply; the invoking
 // skill is excluded unless named (self-recursion); the agent and its provider always excluded.
+// `ask-tools` (SPEC §17) lists tools the agent may call with a person's approval: a call one of
+// its rules matches is callable with a `gate` (the bridge opens it), whatever allowed-tools says.
 import { parseAllowedTools, type MatchEnv } from '../kernel/allowed-tools.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import type { JsonObject } from '../kernel/types.ts';
@@ -12,6 +14,8 @@ export interface ToolDoc {
   params?: JsonObject;
   returns?: JsonObject;
   role: 'skill' | 'middleware';
+  /** Listed in ask-tools: a call needs a person's approval (said in the tool's documentation). */
+  approval?: boolean;
 }
 
 export interface VisibleTools {
@@ -27,6 +31,8 @@ export interface VisibleTools {
 
 export interface VisibleOptions {
   allowedTools?: string;
+  /** `ask-tools`: allowed-tools syntax; a call one of its rules matches needs approval. */
+  askTools?: string;
   /** The skill whose agent this is. */
   self?: string;
   /** The agent provider in use (always excluded). */
@@ -38,27 +44,37 @@ export interface VisibleOptions {
   within?: readonly VisibleOptions[];
 }
 
-/** May agent code invoke `name` (with `args`)? The same rules as discovery, applied at call time. */
-export function isCallable(name: string, hidden: boolean, opts: VisibleOptions, args?: unknown, env?: MatchEnv): { ok: true } | { ok: false; why: string } {
+/**
+ * May agent code invoke `name` (with `args`)? The same rules as discovery, applied at call time.
+ * `gate`: the call is admitted only with a person's approval — the ask-tools rule (its text) that
+ * matched, this agent's or a calling agent's (a sub-agent never escapes its caller's gates).
+ */
+export type Callable = { ok: true; gate?: string } | { ok: false; why: string };
+
+export function isCallable(name: string, hidden: boolean, opts: VisibleOptions, args?: unknown, env?: MatchEnv): Callable {
   const own = callableBy(name, hidden, opts, args, env);
   if (!own.ok) return own;
+  let gate = own.gate;
   for (const outer of opts.within ?? []) {
     const check = callableBy(name, hidden, outer, args, env);
     if (!check.ok) return { ok: false, why: `the agent whose code started this one may not use it either (${check.why})` };
+    gate ??= check.gate;
   }
-  return own;
+  return gate === undefined ? { ok: true } : { ok: true, gate };
 }
 
-function callableBy(name: string, hidden: boolean, opts: VisibleOptions, args?: unknown, env?: MatchEnv): { ok: true } | { ok: false; why: string } {
+function callableBy(name: string, hidden: boolean, opts: VisibleOptions, args?: unknown, env?: MatchEnv): Callable {
   const spec = opts.allowedTools ? parseAllowedTools(opts.allowedTools) : undefined;
-  const named = spec?.named.includes(name) ?? false;
+  const ask = opts.askTools ? parseAllowedTools(opts.askTools) : undefined;
+  const named = (spec?.named.includes(name) ?? false) || (ask?.named.includes(name) ?? false);
   // Without args (discovery) the name decides; arg constraints are checked when the call happens.
   const permitted = !spec || (args === undefined ? spec.rules.some((r) => r.match(name)) : spec.allows(name, args, env));
-  if (!permitted) return { ok: false, why: `not allowed by allowed-tools '${opts.allowedTools}'` };
+  const gate = ask?.rules.find((r) => r.match(name) && (args === undefined || parseAllowedTools(r.text).allows(name, args, env)))?.text;
+  if (!permitted && gate === undefined) return { ok: false, why: `not allowed by allowed-tools '${opts.allowedTools}'${ask ? ` nor by ask-tools '${opts.askTools}'` : ''}` };
   if ((ALWAYS_EXCLUDED.includes(name) || name === opts.provider) && !named) return { ok: false, why: 'the agent and its provider cannot be invoked from agent code unless named in allowed-tools' };
   if (name === opts.self && !named) return { ok: false, why: `a skill's agent cannot invoke the skill itself ('${name}') unless allowed-tools names it` };
   if (hidden && !named) return { ok: false, why: `'${name}' is hidden: name it in allowed-tools to use it` };
-  return { ok: true };
+  return gate === undefined ? { ok: true } : { ok: true, gate };
 }
 
 export async function resolveVisibleTools(kernel: Kernel, paths: readonly string[], cwd: string, opts: VisibleOptions): Promise<VisibleTools> {
@@ -66,7 +82,9 @@ export async function resolveVisibleTools(kernel: Kernel, paths: readonly string
   const mode = !spec || spec.wildcard ? 'discovery' : 'constrained';
   const excluded = [...ALWAYS_EXCLUDED, ...(opts.provider ? [opts.provider] : [])];
   // SPEC §15: discovery loads (imports) only the names the agent may call; the rest stay unread.
-  const only = (name: string) => isCallable(name, false, opts).ok && (mode !== 'discovery' || (spec?.named.includes(name) ?? false));
+  const ask = opts.askTools ? parseAllowedTools(opts.askTools) : undefined;
+  const isNamed = (name: string) => (spec?.named.includes(name) ?? false) || (ask?.named.includes(name) ?? false);
+  const only = (name: string) => isCallable(name, false, opts).ok && (mode !== 'discovery' || isNamed(name));
   // MCP servers are started only when a rule could name one of their tools (`fs-*`, `fs-read`):
   // in discovery mode only named tools are inlined, the rest found on demand with skill-list.
   const mcpServers = (prefix: string) => {
@@ -83,16 +101,17 @@ export async function resolveVisibleTools(kernel: Kernel, paths: readonly string
   for (const summary of all) {
     if (summary.error) continue;
     const name = summary.name;
-    const named = spec?.named.includes(name) ?? false;
-    if (!isCallable(name, summary.visibility === 'hidden', opts).ok) continue;
+    const named = isNamed(name);
+    const callable = isCallable(name, summary.visibility === 'hidden', opts);
+    if (!callable.ok) continue;
     // Constrained-mode rules need a match; arg constraints are checked when the call happens.
-    if (spec && !spec.rules.some((r) => r.match(name))) continue;
+    if (spec && !spec.rules.some((r) => r.match(name)) && !ask?.rules.some((r) => r.match(name))) continue;
     // Discovery mode inlines only the tools the spec names explicitly.
     if (mode === 'discovery' && !named) continue;
     let doc: ToolDoc;
     try {
       const tool = await kernel.resolve(name, paths, cwd);
-      doc = { name, description: tool.decl.description, params: tool.decl.params, returns: tool.decl.returns, role: tool.decl.role };
+      doc = { name, description: tool.decl.description, params: tool.decl.params, returns: tool.decl.returns, role: tool.decl.role, ...(callable.gate !== undefined ? { approval: true } : {}) };
     } catch {
       continue;
     }

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { AgentAppsError } from '../kernel/errors.ts';
+import { parseAllowedTools } from '../kernel/allowed-tools.ts';
 import type { LogLevel } from '../kernel/types.ts';
 import { mergeOverrides, parseOverrides } from './overrides.ts';
 import type { RuntimeOptions } from '../kernel/runtime.ts';
@@ -18,10 +19,11 @@ export interface GlobalOptions {
   json?: boolean;
   color?: boolean;
   shutdownGrace?: string;
+  approve?: string[];
 }
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error'];
-const KEYS = ['cwd', 'path', 'set', 'debug', 'profile', 'logLevel', 'json', 'color', 'shutdownGrace'] as const;
+const KEYS = ['cwd', 'path', 'set', 'debug', 'profile', 'logLevel', 'json', 'color', 'shutdownGrace', 'approve'] as const;
 
 /**
  * Adds the global options to `cmd`. The program shows them; subcommands get hidden copies, so
@@ -39,6 +41,7 @@ export function addGlobalOptions(cmd: Command, hidden = false): Command {
     new Option('--json', 'print results and listings as JSON on one line'),
     new Option('--no-color', 'disable colour (NO_COLOR and a non-TTY output disable it too)'),
     new Option('--shutdown-grace <ms>', 'on SIGINT/SIGTERM, how long shutdown handlers may run before the root is aborted (default: 3000)'),
+    new Option('--approve <patterns>', "pre-approve agent calls that need a person's approval (ask-tools, trust: ask): 'all', or allowed-tools patterns such as 'shell(command=echo *)' (repeatable)").argParser(collect),
   ];
   for (const o of options) cmd.addOption(hidden ? o.hideHelp() : o);
   return cmd;
@@ -68,7 +71,7 @@ export function mergeGlobals(a: GlobalOptions, b: GlobalOptions): GlobalOptions 
   for (const key of KEYS) {
     const v = b[key];
     if (v === undefined) continue;
-    if (key === 'path' || key === 'set') out[key] = [...(a[key] ?? []), ...(v as string[])];
+    if (key === 'path' || key === 'set' || key === 'approve') out[key] = [...(a[key] ?? []), ...(v as string[])];
     else (out as Record<string, unknown>)[key] = v;
   }
   return out;
@@ -86,7 +89,22 @@ export function runtimeOptions(g: GlobalOptions): RuntimeOptions & { logLevel?: 
   if (g.logLevel !== undefined && !LEVELS.includes(g.logLevel)) {
     throw new AgentAppsError('E_USAGE', `--log-level must be one of ${LEVELS.join(', ')} (got '${g.logLevel}')`);
   }
-  return { cwd, paths: g.path ?? [], overrides, logLevel: g.logLevel as LogLevel | undefined };
+  return { cwd, paths: g.path ?? [], overrides, logLevel: g.logLevel as LogLevel | undefined, ...approveOption(g.approve) };
+}
+
+/** `--approve all` or allowed-tools patterns (SPEC §17); several flags add up, `all` wins. */
+function approveOption(list: string[] | undefined): { approve?: string } {
+  if (!list?.length) return {};
+  const parts = list.map((p) => p.trim()).filter(Boolean);
+  if (!parts.length) throw new AgentAppsError('E_USAGE', "--approve needs 'all' or allowed-tools patterns, e.g. --approve 'shell(command=echo *)'");
+  if (parts.includes('all')) return { approve: 'all' };
+  const approve = parts.join(' ');
+  try {
+    parseAllowedTools(approve);
+  } catch (err) {
+    throw new AgentAppsError('E_USAGE', `--approve: ${(err as Error).message}`);
+  }
+  return { approve };
 }
 
 function isDirectory(p: string): boolean {

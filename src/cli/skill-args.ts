@@ -24,6 +24,7 @@ const LATE_OPTIONS: Record<string, { key: keyof GlobalOptions | 'argsJson' | 'he
   set: { key: 'set', kind: 'list' },
   path: { key: 'path', kind: 'list' },
   cwd: { key: 'cwd', kind: 'value' },
+  approve: { key: 'approve', kind: 'list' },
   'args-json': { key: 'argsJson', kind: 'value' },
   help: { key: 'help', kind: 'flag' },
 };
@@ -82,7 +83,7 @@ export function splitRunTokens(tokens: string[], params: unknown): RunTokens {
     }
     if (spec.key === 'argsJson') out.argsJson = value;
     else if (spec.kind === 'list') {
-      const key = spec.key as 'set' | 'path';
+      const key = spec.key as 'set' | 'path' | 'approve';
       out.globals[key] = [...(out.globals[key] ?? []), value];
     } else (out.globals as Record<string, unknown>)[spec.key] = value;
   }

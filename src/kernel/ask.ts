@@ -3,7 +3,11 @@
 // a run is interactive (`createRuntime({ asker })`); without one, asking fails with
 // E_NOT_INTERACTIVE and an approval gate is refused (E_ALLOWED_TOOLS, "needs approval").
 //
-// This file is the contract the UI implements; it imports nothing but the error classes.
+// This file is the contract the UI implements; it imports nothing. How the UI plugs in:
+//   createRuntime({ interactive: true, asker })          — one asker per runtime (a repl session)
+//   runSkill(skill, tokens, opts, g, io, { asker })      — src/cli/run.ts, for `run` / `debug`
+// The runtime hands questions to the asker one at a time (src/kernel/asking.ts queues them), and
+// withdraws a question whose caller was aborted by aborting `signal`.
 
 /** One choice the person can pick; `key` is the key that picks it in a terminal (`y`, `a`, `n`). */
 export interface Choice {
@@ -28,7 +32,10 @@ export interface PlainQuestion {
   tool?: string;
 }
 
-/** An approval gate: may this call from agent code run? */
+/**
+ * An approval gate: may this call from agent code run? `tool`, `args`, `code` and `agent` come from
+ * a model: render them with control characters escaped (`printable` in src/kernel/line-asker.ts).
+ */
 export interface ApprovalQuestion {
   kind: 'approval';
   /** A one-line question, e.g. "Allow shell?" (for a plain renderer). */
@@ -41,6 +48,8 @@ export interface ApprovalQuestion {
   code?: string;
   /** The agent skill whose code calls it. */
   agent?: string;
+  /** Set when agent code does not call the tool but names it: `event-subscribe's ref`, `$context.middleware`. */
+  via?: string;
   /** Why the gate opened: the agent's `ask-tools`, or `trust: ask` (with where it was set). */
   because: { kind: 'ask-tools'; pattern: string } | { kind: 'trust'; source: string };
   /** Always APPROVAL_CHOICES. */
@@ -57,11 +66,16 @@ export interface Answer {
 }
 
 /**
- * A person to ask. `ask` resolves with the answer, or rejects when `signal` aborts (the gate is
- * withdrawn: the run or the call was aborted) — the UI must then remove its prompt. Ctrl-C at a
- * prompt is the UI's business: it aborts the run (the CLI exits 130); the asker may then reject
- * with an AbortError or simply let the signal reject it.
- * Questions can arrive concurrently (parallel calls in agent code); the UI shows them one at a time.
+ * A person to ask. `ask` resolves with the answer, or rejects when `signal` aborts (the question is
+ * withdrawn: the run or the call was aborted) — the UI must then remove its prompt; the runtime
+ * does not wait for that promise once `signal` has aborted.
+ * An approval question's answer is one of APPROVAL_CHOICES' values (`allow`, `allow-run`, `deny`,
+ * with `reason` for a deny); a plain question's is one of its choices' values, or free text when it
+ * has no choices. Anything else is refused (E_VALIDATION) as a broken asker.
+ * Ctrl-C at a prompt aborts the run: the UI does what the CLI does on SIGINT (in a raw-mode ink app,
+ * `process.kill(process.pid, 'SIGINT')` reaches the CLI's handler: the root context is aborted,
+ * every waiting question is withdrawn through its signal, exit 130).
+ * The runtime never asks two questions at once: the next one comes after the last one settled.
  */
 export interface Asker {
   ask(question: Question, signal: AbortSignal): Promise<Answer>;

@@ -11,6 +11,8 @@ import type { ChainEntry, HookRef } from './plan.ts';
 import type { ContextImpl } from './context.ts';
 import type { Logger } from './log.ts';
 import type { Registry } from '../loader/registry.ts';
+import { askDesk, normalizeChoices, notInteractive } from './asking.ts';
+import type { AskOptions } from './ask.ts';
 import type { ChainEntryInput, ConfigureOptions, Context, ContextManager, InvokeOptions, LoadedTool, LogInput, LogLevel, LogSettings, TailOptions, ToolDef, LogEvent } from './types.ts';
 
 /** What a manager needs from the kernel that created it (the orchestrator provides it). */
@@ -205,5 +207,17 @@ export class Manager implements ContextManager, ChainHost {
 
   configure(opts?: ConfigureOptions): LogSettings {
     return this.kernel.logger.configure(this.ctx.nonlocals.rootContextId, opts);
+  }
+
+  // ── asking a person (ask.ts, asking.ts) ─────────────────────────────────────────────────
+
+  async ask(question: string, options?: AskOptions): Promise<string> {
+    if (typeof question !== 'string' || !question.trim()) throw new AgentAppsError('E_VALIDATION', 'ask needs a question (a non-empty string)');
+    const choices = normalizeChoices(options?.choices);
+    const tool = this.ctx.run?.tool?.name ?? this.tool.name;
+    const desk = askDesk(this.ctx.globals);
+    if (!desk) throw notInteractive(`'${tool}' asked ${JSON.stringify(question.length > 80 ? question.slice(0, 80) + '…' : question)}`);
+    const answer = await desk.ask({ kind: 'question', text: question, ...(choices.length ? { choices } : {}), tool }, this.signal);
+    return answer.value;
   }
 }

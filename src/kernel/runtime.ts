@@ -7,7 +7,11 @@ import { LIBRARY_ROOT, PACKAGE_ROOT, defaultPaths, findWorkspace } from '../load
 import { installModuleHooks } from '../loader/module-hooks.ts';
 import { declare } from '../loader/frontmatter.ts';
 import { settle } from '../events/runtime.ts';
+import { AgentAppsError } from './errors.ts';
 import type { Manager } from './manager.ts';
+import { setAsker } from './asking.ts';
+import { parseAllowedTools } from './allowed-tools.ts';
+import type { Asker } from './ask.ts';
 import type { Context, Globals, InvokeOptions, JsonObject, LoadedTool, Reporter, ToolDef, ToolDescription, ToolSummary } from './types.ts';
 
 export interface RuntimeOptions {
@@ -18,6 +22,17 @@ export interface RuntimeOptions {
   reporters?: Reporter[];
   /** Aborting it aborts the root context and everything below it. */
   signal?: AbortSignal;
+  /**
+   * The person to ask (SPEC §17): `ctx.manager.ask()` and the approval gates of agent code go to
+   * it. The terminal UI gives one when the run is interactive; without one, asking fails with
+   * E_NOT_INTERACTIVE and a gate is refused (E_ALLOWED_TOOLS, "needs approval").
+   */
+  asker?: Asker;
+  /**
+   * `--approve`: approval gates these calls pass without asking — `all`, or allowed-tools patterns
+   * (`shell(command=echo *) file-write`). It never admits a call that no gate would have let through.
+   */
+  approve?: string;
 }
 
 export interface Runtime {
@@ -60,6 +75,12 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
     overrides: opts.overrides ?? {},
   });
   globals.internals.kernel = kernel;
+  setAsker(globals, opts.asker);
+  if (opts.approve !== undefined) {
+    if (typeof opts.approve !== 'string' || !opts.approve.trim()) throw new AgentAppsError('E_USAGE', "approve: 'all' or allowed-tools patterns");
+    if (opts.approve.trim() !== 'all') parseAllowedTools(opts.approve);
+    globals.internals.approve = opts.approve.trim();
+  }
   const { decl, metadata, frontmatter } = declare({ name: 'root', description: 'The runtime root context.' }, 'root');
   const rootTool: LoadedTool = { name: 'root', kind: 'builtin', uri: null, frontmatter, decl, metadata, version: 0 };
   const interactive = opts.interactive === true;

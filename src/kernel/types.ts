@@ -1,6 +1,8 @@
 // The shapes of seed 001 (the context) and SPEC §3/§13 (tools), as types.
 // Runtime checks happen where data enters (loader, CLI, RPC); everything else trusts these.
 
+import type { AskOptions } from './ask.ts';
+
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: unknown };
 
@@ -12,6 +14,8 @@ export interface ToolDecl {
   returns?: JsonObject;
   visibility: 'public' | 'hidden';
   allowedTools?: string;
+  /** `ask-tools` (SPEC §17): tools its agent may call with a person's approval (allowed-tools syntax). */
+  askTools?: string;
   role: 'skill' | 'middleware';
   tags: string[];
 }
@@ -21,6 +25,7 @@ export interface Frontmatter {
   description?: string;
   metadata?: JsonObject;
   'allowed-tools'?: string;
+  'ask-tools'?: string;
   [key: string]: unknown;
 }
 
@@ -251,6 +256,12 @@ export interface ContextManager {
   log(event: string | LogInput): void;
   tail(opts?: TailOptions): LogEvent[];
   configure(opts?: ConfigureOptions): LogSettings;
+  /**
+   * Asks the person running agent-apps (SPEC §17): resolves with the chosen choice's value, or the
+   * text typed when there are no choices. E_NOT_INTERACTIVE when there is nobody to ask (no
+   * terminal, no asker given to createRuntime); E_ABORTED when this context is aborted meanwhile.
+   */
+  ask(question: string, options?: AskOptions): Promise<string>;
 }
 
 export interface Event {

@@ -23,6 +23,8 @@ interface Common {
   timeoutMs: number;
   /** Skips the era probe. */
   protocol?: ProtocolPin;
+  /** `trust: ask | deny | allow` (SPEC §17): how calls of its tools from agent code are gated; its tools' own `trust` metadata. */
+  trust?: 'allow' | 'ask' | 'deny';
   /** Where it was configured: file and key, for error messages. */
   source: { file?: string; key: string };
   /**
@@ -102,8 +104,8 @@ export interface ParseContext {
   authority?: { root: string; dir: string };
 }
 
-const STDIO_KEYS = new Set(['type', 'command', 'args', 'env', 'cwd', 'timeoutMs', 'protocol']);
-const HTTP_KEYS = new Set(['type', 'url', 'headers', 'timeoutMs', 'protocol']);
+const STDIO_KEYS = new Set(['type', 'command', 'args', 'env', 'cwd', 'timeoutMs', 'protocol', 'trust']);
+const HTTP_KEYS = new Set(['type', 'url', 'headers', 'timeoutMs', 'protocol', 'trust']);
 
 /** One server entry, interpolated and checked. Throws E_CONFIG naming the file and key. */
 export function parseServer(name: string, raw: unknown, pc: ParseContext): ServerConfig {
@@ -121,7 +123,7 @@ export function parseServer(name: string, raw: unknown, pc: ParseContext): Serve
   const known = isHttp ? HTTP_KEYS : STDIO_KEYS;
   if (!pc.lenient) {
     for (const key of Object.keys(value)) {
-      if (!known.has(key)) throw bad(key, `unknown key '${key}' — a ${isHttp ? 'HTTP server has url, headers' : 'stdio server has command, args, env, cwd'}, timeoutMs, protocol`);
+      if (!known.has(key)) throw bad(key, `unknown key '${key}' — a ${isHttp ? 'HTTP server has url, headers' : 'stdio server has command, args, env, cwd'}, timeoutMs, protocol, trust`);
     }
   }
   let timeoutMs = DEFAULT_TIMEOUT_MS;
@@ -134,7 +136,9 @@ export function parseServer(name: string, raw: unknown, pc: ParseContext): Serve
     if (!PROTOCOLS.includes(value.protocol as ProtocolPin)) throw bad('protocol', `protocol must be ${PROTOCOLS.map((p) => `'${p}'`).join(' or ')} (or left out: the client negotiates), got ${JSON.stringify(value.protocol)}`);
     protocol = value.protocol as ProtocolPin;
   }
-  const common = { name, prefix, timeoutMs, protocol, source: { file: pc.file, key: pc.key }, authority: pc.authority };
+  if (value.trust !== undefined && value.trust !== 'allow' && value.trust !== 'ask' && value.trust !== 'deny') throw bad('trust', `trust must be ask, deny or allow, got ${JSON.stringify(value.trust)}`);
+  const trust = value.trust as 'allow' | 'ask' | 'deny' | undefined;
+  const common = { name, prefix, timeoutMs, protocol, ...(trust ? { trust } : {}), source: { file: pc.file, key: pc.key }, authority: pc.authority };
   if (isHttp) {
     if (typeof value.url !== 'string' || !value.url) throw bad('url', 'url must be the server’s Streamable HTTP endpoint (https://…/mcp)');
     let url: URL;

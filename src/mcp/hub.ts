@@ -332,6 +332,8 @@ export class McpHub {
     const metadata: JsonObject = {};
     if (params !== undefined) metadata.params = params;
     if (returns !== undefined) metadata.returns = returns;
+    // The server entry's trust (SPEC §17) is its tools' own: the bridge gates or refuses their calls from agent code.
+    if (config.trust !== undefined) metadata.trust = config.trust;
     // A name that is not a valid skill name still gets a tool (reachable by its mcp:// uri).
     const valid = !nameProblem(bare) ? bare : 'anonymous';
     const fm = { name: valid, ...(description !== undefined ? { description } : {}), metadata, mcp: { server, tool: t.name, ...(t.title ? { title: t.title } : {}), ...(t.annotations ? { annotations: t.annotations } : {}) } };

@@ -1,0 +1,249 @@
+// Approval gates and trust (SPEC §17; seed 002: "tool-execution approval — may this tool call
+// run? — opens inside a tool handler"). The bridge (bridge.ts) decides that a call from agent code
+// needs a person — its agent's `ask-tools` matched it, or the called tool's `trust` is `ask` — and
+// this module opens the gate: only that call waits; the person sees the tool, its args and the
+// calling code and answers allow once / allow for this run / deny (with a reason the model sees).
+//
+//   --approve all | PATTERNS   pre-approves (no person asked)       → decision allow
+//   an earlier "allow for this run" for the same rule                → decision allow-run
+//   a person: y / a / n + reason                                     → allow | allow-run | deny (E_DENIED)
+//   nobody to ask (no terminal, no asker)                            → refused (E_ALLOWED_TOOLS, "needs approval")
+//   the call or the run aborted while the gate waits                 → refused (E_ABORTED)
+//   trust: deny                                                      → refused (E_ALLOWED_TOOLS, naming trust)
+//
+// Every decision is a log event `{ type: 'approval', tool, decision, reason? }` and an entry on
+// the agent's trace; every refused call of agent code is a denial on `locals.agent.denials`.
+import { AbortError, AgentAppsError, ConfigurationError } from '../kernel/errors.ts';
+import { askDesk } from '../kernel/asking.ts';
+import { APPROVAL_CHOICES, type Answer, type ApprovalQuestion } from '../kernel/ask.ts';
+import { parseAllowedTools } from '../kernel/allowed-tools.ts';
+import type { Kernel } from '../kernel/orchestrator.ts';
+import type { Context, LoadedTool } from '../kernel/types.ts';
+
+export type Decision = 'allow' | 'allow-run' | 'deny' | 'refused';
+
+/** A call of agent code that was refused (SPEC §17): what `--fail-on-denial` and stream-json read. */
+export interface Denial {
+  tool: string;
+  /** The error code agent code got: E_ALLOWED_TOOLS, E_DENIED, E_UNTRUSTED_REF, E_ABORTED. */
+  code: string;
+  reason: string;
+  timestamp: number;
+}
+
+/** What opened a gate: a rule of the agent's ask-tools, or the called tool's `trust: ask`. */
+export type GateCause = ApprovalQuestion['because'];
+
+/**
+ * One agent run's approvals and refusals. A sub-agent started by agent code has its own, whose
+ * parent is its caller's: "allow for this run" is remembered for the whole agent run (sub-agents
+ * included), and a sub-agent's denials are its caller's too.
+ */
+export class ApprovalState {
+  readonly parent: ApprovalState | undefined;
+  /** This run's refused calls (the array on `locals.agent.denials`), its sub-agents' included. */
+  readonly denials: Denial[];
+  readonly #allowRun = new Set<string>();
+  readonly #trace: ((entry: { type: 'approval'; [key: string]: unknown }) => void) | undefined;
+
+  constructor(o: { parent?: ApprovalState; denials?: Denial[]; trace?: (entry: { type: 'approval'; [key: string]: unknown }) => void } = {}) {
+    this.parent = o.parent;
+    this.denials = o.denials ?? [];
+    this.#trace = o.trace;
+  }
+
+  get root(): ApprovalState {
+    let s: ApprovalState = this;
+    while (s.parent) s = s.parent;
+    return s;
+  }
+
+  allowedForRun(key: string): boolean {
+    return this.root.#allowRun.has(key);
+  }
+
+  allowForRun(key: string): void {
+    this.root.#allowRun.add(key);
+  }
+
+  deny(d: Denial): void {
+    for (let s: ApprovalState | undefined = this; s; s = s.parent) s.denials.push(d);
+  }
+
+  trace(entry: { type: 'approval'; [key: string]: unknown }): void {
+    this.#trace?.(entry);
+  }
+}
+
+// ── trust ───────────────────────────────────────────────────────────────────────────────────
+
+export type TrustLevel = 'allow' | 'ask' | 'deny';
+
+export interface Trust {
+  value: TrustLevel;
+  /** Where it was set: a file (a skill, a folder's main), `--set`, an MCP server entry — or `default`. */
+  source: string;
+}
+
+const LEVELS: readonly string[] = ['allow', 'ask', 'deny'];
+
+/**
+ * A tool's effective `trust` (SPEC §17): the `trust` key of its cascade — its own metadata, a
+ * folder's `main` above it, `--set trust=…`, or for an MCP tool its server entry
+ * (`mcp.servers.NAME.trust`) — else `allow`. A value other than allow / ask / deny is E_CONFIG.
+ */
+export async function trustOf(kernel: Kernel, tool: LoadedTool, paths: readonly string[]): Promise<Trust> {
+  const plan = await kernel.planner.plan(tool, paths);
+  return readTrust(plan.cascade.metadata.trust, plan.cascade.from.trust, tool.name);
+}
+
+export function readTrust(value: unknown, from: string | undefined, tool: string): Trust {
+  const source = describeSource(from);
+  if (value === undefined || value === null) return { value: 'allow', source: 'default' };
+  if (typeof value !== 'string' || !LEVELS.includes(value)) {
+    throw new ConfigurationError(`trust of '${tool}' must be ask, deny or allow (got ${JSON.stringify(value)}; set in ${source})`, { place: { key: 'trust', source } });
+  }
+  return { value: value as TrustLevel, source };
+}
+
+/** A cascade level's label as a person reads it: a path, `--set`, `mcp.servers.NAME.trust`. */
+function describeSource(label: string | undefined): string {
+  if (label === undefined) return 'default';
+  if (label.startsWith('file://')) {
+    try {
+      return decodeURIComponent(new URL(label).pathname);
+    } catch {
+      return label;
+    }
+  }
+  if (label.startsWith('cli')) return '--set';
+  const mcp = /^mcp:\/\/([^/]+)\//.exec(label);
+  if (mcp) {
+    let server = mcp[1]!;
+    try {
+      server = decodeURIComponent(server);
+    } catch {}
+    return `mcp.servers.${server}.trust`;
+  }
+  return label;
+}
+
+// ── the gate ────────────────────────────────────────────────────────────────────────────────
+
+export interface GateRequest {
+  /** Where the decision is logged: the skill the agent serves. */
+  served: Context;
+  /** The agent, as logs show it. */
+  display: string;
+  state: ApprovalState;
+  /** The called tool, its args (as agent code passed them, sanitized), its params and the cwd they resolve against. */
+  tool: string;
+  args: unknown;
+  params: unknown;
+  cwd: string;
+  because: GateCause;
+  /** The code of the execution that made the call. */
+  code?: string;
+  /** How agent code reaches the tool when it does not call it: `event-subscribe's ref`, `$context.middleware`. */
+  via?: string;
+  /** The execution's signal: the gate is withdrawn when it ends or the run is aborted. */
+  signal: AbortSignal;
+}
+
+/**
+ * Opens the gate for one call and waits for it: returns when the call may run, throws E_DENIED
+ * (the person said no), E_ALLOWED_TOOLS (nobody to ask) or E_ABORTED (withdrawn).
+ */
+export async function passGate(r: GateRequest): Promise<void> {
+  const key = r.because.kind === 'ask-tools' ? `ask-tools\0${r.because.pattern}` : `trust\0${r.tool}`;
+  const why = r.because.kind === 'ask-tools' ? `ask-tools '${r.because.pattern}'` : `trust: ask, set in ${r.because.source}`;
+  const approve = r.served.globals.internals.approve;
+  if (typeof approve === 'string' && (approve === 'all' || parseAllowedTools(approve).allows(r.tool, r.args, { cwd: r.cwd, params: r.params }))) {
+    return decide(r, 'allow', { by: 'approve', text: `${r.tool}: allowed by --approve ${approve}` });
+  }
+  if (r.state.allowedForRun(key)) return decide(r, 'allow-run', { by: 'earlier', text: `${r.tool}: allowed for this run (${why})` });
+  const desk = askDesk(r.served.globals);
+  const refuse = (reason: string): never => {
+    decide(r, 'refused', { by: 'no-person', reason, text: `${r.tool}: refused — ${reason}` });
+    throw denied(r, new AgentAppsError('E_ALLOWED_TOOLS', `'${r.display}' may not invoke '${r.tool}' without a person's approval (${why}): it needs approval; run in a terminal or pass --approve`));
+  };
+  if (!desk) return refuse('needs approval; run in a terminal or pass --approve');
+  const question: ApprovalQuestion = {
+    kind: 'approval',
+    text: `Allow ${r.tool}${r.via ? ` (as ${r.via})` : ''}?`,
+    tool: r.tool,
+    args: r.args,
+    ...(r.code !== undefined ? { code: r.code } : {}),
+    agent: r.display,
+    ...(r.via ? { via: r.via } : {}),
+    because: r.because,
+    choices: [...APPROVAL_CHOICES],
+  };
+  let answer: Answer;
+  try {
+    // Waiting in line behind other questions, an earlier "allow for this run" may settle it.
+    answer = await desk.ask(question, r.signal, () => (r.state.allowedForRun(key) ? { value: 'allow-run' } : undefined));
+  } catch (err) {
+    if (err instanceof AbortError || r.signal.aborted) {
+      const error = err instanceof AbortError ? err : new AbortError(r.signal.reason);
+      decide(r, 'refused', { by: 'abort', reason: 'aborted', text: `${r.tool}: the gate was withdrawn (${error.message})` });
+      throw denied(r, error);
+    }
+    if ((err as { code?: string }).code === 'E_NOT_INTERACTIVE') return refuse('needs approval; nobody is left to answer (the input ended)');
+    throw err;
+  }
+  switch (answer.value) {
+    case 'allow':
+      return decide(r, 'allow', { by: 'person', text: `${r.tool}: allowed once` });
+    case 'allow-run':
+      r.state.allowForRun(key);
+      return decide(r, 'allow-run', { by: 'person', text: `${r.tool}: allowed for this run (${why})` });
+    default: {
+      const reason = answer.reason;
+      decide(r, 'deny', { by: 'person', ...(reason ? { reason } : {}), text: `${r.tool}: denied${reason ? `: ${reason}` : ''}` });
+      throw denied(r, new AgentAppsError('E_DENIED', `the person running agent-apps denied the call of '${r.tool}'${reason ? `: ${reason}` : ' (no reason given)'}`));
+    }
+  }
+}
+
+/** `trust: deny` on the called tool: refused without asking. */
+export function refuseByTrust(r: Omit<GateRequest, 'because' | 'signal' | 'params' | 'cwd' | 'code'>, trust: Trust): never {
+  const reason = `trust: deny, set in ${trust.source}`;
+  logDecision(r, 'refused', { by: 'trust', reason, text: `${r.tool}: refused — ${reason}` });
+  throw denied(r, new AgentAppsError('E_ALLOWED_TOOLS', `'${r.display}' may not invoke '${r.tool}': its trust is deny (set in ${trust.source}); agent code may not call it`));
+}
+
+const recorded = new WeakSet<Error>();
+
+/** A refused call: recorded on the agent run (once), returned to be thrown. */
+export function denied(r: { state: ApprovalState; tool: string }, error: AgentAppsError): AgentAppsError {
+  if (recorded.has(error)) return error;
+  recorded.add(error);
+  r.state.deny({ tool: r.tool, code: error.code, reason: error.message, timestamp: Date.now() });
+  return error;
+}
+
+/** True when `error` was recorded as a denial already. */
+export function isRecorded(error: Error): boolean {
+  return recorded.has(error);
+}
+
+function decide(r: GateRequest, decision: Decision, extra: { by: string; reason?: string; text: string }): void {
+  logDecision(r, decision, { ...extra, because: r.because });
+}
+
+function logDecision(r: { served: Context; display: string; state: ApprovalState; tool: string; args: unknown }, decision: Decision, extra: { by: string; reason?: string; text: string; because?: GateCause }): void {
+  const { text, ...fields } = extra;
+  r.state.trace({ type: 'approval', tool: r.tool, decision, ...fields });
+  r.served.manager.log({
+    type: 'approval',
+    tag: 'agent',
+    level: decision === 'allow' || decision === 'allow-run' ? 'info' : 'warn',
+    tool: r.tool,
+    decision,
+    agent: r.display,
+    args: r.args,
+    ...fields,
+    text: `${r.display}: ${text}`,
+  });
+}

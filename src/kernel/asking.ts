@@ -1,0 +1,110 @@
+// The runtime's side of asking a person (SPEC §17): the asker a runtime holds (src/kernel/ask.ts
+// is its contract), one question at a time, withdrawn when its caller aborts. Used by
+// `ctx.manager.ask()` and by the approval gates of agent code (src/agent/approval.ts).
+import { AbortError, AgentAppsError } from './errors.ts';
+import type { Answer, Asker, Choice, Question } from './ask.ts';
+import type { Globals } from './types.ts';
+
+/** Where a runtime keeps its asker (`createRuntime({ asker })`). */
+const KEY = 'asker';
+
+/**
+ * One asker, one question at a time. A question waits in line behind the ones asked before it;
+ * one whose signal aborts — in line or on screen — rejects at once with E_ABORTED and the line
+ * moves on, whether or not the asker honours the signal.
+ */
+export class AskDesk {
+  readonly asker: Asker;
+  #tail: Promise<unknown> = Promise.resolve();
+
+  constructor(asker: Asker) {
+    this.asker = asker;
+  }
+
+  /**
+   * Asks `question` when its turn comes. `before`, called when the turn comes, may answer without
+   * asking (an approval that an earlier answer already covers: "allow for this run").
+   */
+  ask(question: Question, signal: AbortSignal, before?: () => Answer | undefined): Promise<Answer> {
+    if (signal.aborted) return Promise.reject(aborted(signal));
+    let release!: () => void;
+    const turn = this.#tail;
+    this.#tail = new Promise<void>((r) => (release = r));
+    return new Promise<Answer>((resolve, reject) => {
+      let done = false;
+      const finish = (fn: () => void) => {
+        if (done) return;
+        done = true;
+        signal.removeEventListener('abort', onAbort);
+        release();
+        fn();
+      };
+      const onAbort = () => finish(() => reject(aborted(signal)));
+      signal.addEventListener('abort', onAbort, { once: true });
+      void turn.then(async () => {
+        if (done) return;
+        try {
+          const early = before?.();
+          if (early) return finish(() => resolve(early));
+          const answer = checkAnswer(question, await this.asker.ask(question, signal));
+          finish(() => resolve(answer));
+        } catch (err) {
+          finish(() => reject(signal.aborted ? aborted(signal) : err));
+        }
+      });
+    });
+  }
+}
+
+/** Gives a runtime its asker (or takes it away with undefined). */
+export function setAsker(globals: Globals, asker: Asker | undefined): void {
+  globals.internals[KEY] = asker ? new AskDesk(asker) : undefined;
+}
+
+/** The runtime's asker, or undefined when there is no person to ask. */
+export function askDesk(globals: Globals): AskDesk | undefined {
+  const desk = globals.internals[KEY];
+  return desk instanceof AskDesk ? desk : undefined;
+}
+
+/** No person to ask: not a terminal, and no asker given to createRuntime. */
+export function notInteractive(what: string): AgentAppsError {
+  return new AgentAppsError('E_NOT_INTERACTIVE', `${what}, but there is no person to ask (not a terminal)`);
+}
+
+/** `choices` as given to `ask()`: strings or Choice objects; duplicates and empty values refused. */
+export function normalizeChoices(choices: unknown): Choice[] {
+  if (choices === undefined || choices === null) return [];
+  if (!Array.isArray(choices)) throw new AgentAppsError('E_VALIDATION', 'ask: choices must be a list of strings');
+  const out: Choice[] = [];
+  for (const c of choices) {
+    const choice: Choice | undefined =
+      typeof c === 'string'
+        ? { value: c }
+        : c !== null && typeof c === 'object' && typeof (c as Choice).value === 'string'
+          ? { value: (c as Choice).value, ...(typeof (c as Choice).label === 'string' ? { label: (c as Choice).label } : {}), ...(typeof (c as Choice).key === 'string' ? { key: (c as Choice).key } : {}) }
+          : undefined;
+    if (!choice || !choice.value) throw new AgentAppsError('E_VALIDATION', `ask: a choice must be a non-empty string, got ${JSON.stringify(c)}`);
+    if (out.some((o) => o.value === choice.value)) throw new AgentAppsError('E_VALIDATION', `ask: choice '${choice.value}' is listed twice`);
+    out.push(choice);
+  }
+  return out;
+}
+
+/** An asker's answer must be one it was offered (a broken asker is not a person saying yes). */
+function checkAnswer(question: Question, answer: unknown): Answer {
+  const a = answer as Answer | undefined;
+  if (!a || typeof a !== 'object' || typeof a.value !== 'string') throw new AgentAppsError('E_VALIDATION', `the asker answered ${JSON.stringify(answer)}: an answer is { value: string, reason?: string }`);
+  const choices = question.choices ?? [];
+  if (choices.length && !choices.some((c) => c.value === a.value)) {
+    throw new AgentAppsError('E_VALIDATION', `the asker answered '${a.value.slice(0, 80)}', which is not one of ${choices.map((c) => `'${c.value}'`).join(', ')}`);
+  }
+  const out: Answer = { value: a.value };
+  if (typeof a.reason === 'string' && a.reason.trim()) out.reason = a.reason.trim();
+  return out;
+}
+
+function aborted(signal: AbortSignal): AbortError {
+  const reason = signal.reason;
+  return reason instanceof AbortError ? reason : new AbortError(reason);
+}
