@@ -95,6 +95,9 @@ export function checkAgentSkill(source: string, file: string): { skill?: AgentSk
     return { diagnostics };
   }
 
+  if (!/\n---[ \t]*(\n|$)/.test(text.slice(3))) {
+    warn('frontmatter-unclosed', 'the frontmatter has no closing --- line: the whole file is read as frontmatter and the body is empty', { line: 1, column: 1 });
+  }
   let parsed: ReturnType<typeof parseMarkdown>;
   try {
     parsed = parseMarkdown(text, file, { lenient: true });
@@ -185,6 +188,8 @@ export function checkAgentSkill(source: string, file: string): { skill?: AgentSk
     warn('unknown-field', `unknown field '${key}': not an Agent Skills or Claude Code field; it is ignored${hintText}`, at(key));
   }
 
+  // In the file's order, as a compiler reports (stable: same place, order of the checks).
+  diagnostics.sort((a, b) => (a.line ?? 1) - (b.line ?? 1) || (a.column ?? 1) - (b.column ?? 1));
   if (diagnostics.some((d) => d.severity === 'error') || name === undefined) return { diagnostics };
 
   // ── the declaration and the cascade level ─────────────────────────────────────────────────

@@ -81,7 +81,7 @@ export async function validatePaths(targets: readonly string[], registry: Regist
           add(b.file, [{ severity: 'error', rule: ruleOf(b.error ?? ''), message: b.error ?? 'broken' }]);
         }
       }
-      for (const e of entries.sort((a, b) => a.file.localeCompare(b.file))) {
+      for (const e of entries.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))) {
         if (e.error?.startsWith('duplicate')) {
           if (!done.has(e.file)) {
             done.add(e.file);
@@ -103,7 +103,7 @@ export async function validatePaths(targets: readonly string[], registry: Regist
     const stem = kind === 'skill-folder' ? path.basename(path.dirname(target)) : (codeSkillStem(base) ?? base.slice(0, -3));
     await checkEntry({ name: stem, kind, file: target, root: path.dirname(target), dir: path.dirname(target) });
   }
-  problems.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column);
+  problems.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) || a.line - b.line || a.column - b.column);
   return { problems, checked };
 }
 
