@@ -83,6 +83,8 @@ export interface Trust {
   value: TrustLevel;
   /** Where it was set: a file (a skill, a folder's main), `--set`, an MCP server entry — or `default`. */
   source: string;
+  /** The cascade level that set it, as the cascade names it (a `file://` URI, `cli (--set)`, `mcp://…`). */
+  from?: string;
 }
 
 const LEVELS: readonly string[] = ['allow', 'ask', 'deny'];
@@ -100,10 +102,12 @@ export async function trustOf(kernel: Kernel, tool: LoadedTool, paths: readonly 
 export function readTrust(value: unknown, from: string | undefined, tool: string): Trust {
   const source = describeSource(from);
   if (value === undefined || value === null) return { value: 'allow', source: 'default' };
+  const at = from !== undefined ? { from } : {};
   if (typeof value !== 'string' || !LEVELS.includes(value)) {
-    throw new ConfigurationError(`trust of '${tool}' must be ask, deny or allow (got ${JSON.stringify(value)}; set in ${source})`, { place: { key: 'trust', source } });
+    const place = from?.startsWith('file://') ? { file: source, key: 'trust' } : { source, key: 'trust' };
+    throw new ConfigurationError(`trust of '${tool}' must be ask, deny or allow (got ${JSON.stringify(value)})`, { place });
   }
-  return { value: value as TrustLevel, source };
+  return { value: value as TrustLevel, source, ...at };
 }
 
 /** A cascade level's label as a person reads it: a path, `--set`, `mcp.servers.NAME.trust`. */

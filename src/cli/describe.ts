@@ -5,6 +5,7 @@ import { createRuntime } from '../kernel/runtime.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import { diagnosticText } from '../loader/agent-skills.ts';
 import { painter } from './output.ts';
+import { trustOf, type Trust } from '../agent/approval.ts';
 import { shortOrigin } from './list.ts';
 import { globalsOf, runtimeOptions } from './runtime-options.ts';
 import type { CliIO } from './io.ts';
@@ -20,6 +21,8 @@ export function registerDescribe(program: Command, io: CliIO): void {
     .addHelpText(
       'after',
       `
+Trust (SPEC §17) is how calls of the skill from agent code are gated — allow (the default), ask
+(a person approves each call) or deny — with the file (or --set, or MCP server entry) that set it.
 The chain is listed in the order it runs, each entry with the cascade level its key came from
 (the library's main, a folder's main, the skill itself, or --set). A SKILL.md skill's warnings
 (what 'agent-apps validate' reports) and argument-hint are shown, and so is the skill of the same
@@ -44,8 +47,15 @@ Examples:
         const isWinner = winner !== undefined && ('decl' in winner ? winner === tool : winner.file === tool.file);
         const shadows = isWinner ? kernel.registry.shadowed(tool.name, config.paths) : undefined;
         const hint = tool.skill?.argumentHint;
+        // The effective trust and where it came from; a bad value is said, not thrown.
+        let trust: Trust | { error: string };
+        try {
+          trust = await trustOf(kernel, tool, config.paths);
+        } catch (err) {
+          trust = { error: (err as Error).message };
+        }
         if (g.json) {
-          io.stdout.write(JSON.stringify({ ...d, warnings, ...(shadows ? { shadows } : {}), ...(hint !== undefined ? { argumentHint: hint } : {}) }) + '\n');
+          io.stdout.write(JSON.stringify({ ...d, trust, warnings, ...(shadows ? { shadows } : {}), ...(hint !== undefined ? { argumentHint: hint } : {}) }) + '\n');
           return;
         }
         const paint = await painter(io.stdout, g.color !== false);
@@ -57,7 +67,8 @@ Examples:
         if (shadows) out += `  ${paint.dim('shadows')} ${shortOrigin(shadows, cwd)}\n`;
         if (warnings.length) out += `\n${paint.yellow('warnings')}\n${warnings.map((w) => `  ${w}\n`).join('')}`;
         out += `\n${paint.bold('declaration')}\n`;
-        out += indent(yaml().stringify({ visibility: t.visibility, role: t.role, tags: t.tags, ...(t.allowedTools ? { 'allowed-tools': t.allowedTools } : {}), ...(t.params ? { params: t.params } : {}), ...(t.returns ? { returns: t.returns } : {}) }));
+        out += indent(yaml().stringify({ visibility: t.visibility, role: t.role, tags: t.tags, ...(t.allowedTools ? { 'allowed-tools': t.allowedTools } : {}), ...(t.askTools ? { 'ask-tools': t.askTools } : {}), ...(t.params ? { params: t.params } : {}), ...(t.returns ? { returns: t.returns } : {}) }));
+        out += `\n${paint.bold('trust')} ${'error' in trust ? paint.red(trust.error) : `${trust.value === 'allow' ? trust.value : paint.yellow(trust.value)}  ${paint.dim(trust.source === 'default' ? '(default)' : `from ${trust.from?.startsWith('file://') ? shortOrigin(trust.from, cwd) : trust.source}`)}`}\n`;
         out += `\n${paint.bold('metadata')} ${paint.dim('(resolved cascade)')}\n`;
         out += Object.keys(d.metadata).length ? indent(yaml().stringify(d.metadata)) : '  (none)\n';
         out += `\n${paint.bold('chain')} ${paint.dim('(in order)')}\n`;
