@@ -65,7 +65,7 @@ test('extra middleware: removing an entry never moves another out of its phase (
   assert.deepEqual(ran, ['beta']);
 });
 
-test('extra middleware whose constraints all name absent entries gets the default slot (SPEC §6.5)', { todo: 'needs mergeExtra (orchestrator.ts) to sort with { defaultSlot: true }' }, async (t) => {
+test('extra middleware whose constraints all name absent entries gets the default slot (SPEC §6.5)', async (t) => {
   const rt = await bareRuntime(t);
   const ran = recorders(rt, 'extra');
   rt.register(skill('tool', () => 'ok'));
@@ -243,7 +243,7 @@ test('ContextLocals (for the orchestrator): the history is the caller’s frames
   assert.deepEqual(JSON.parse(JSON.stringify(b)), { result: 42, config: {}, history: [{ tool: 'a', args: {}, timestamp: 1 }, { tool: 'b', args: { n: 1 }, timestamp: 2 }] });
 });
 
-test('a context seed cannot replace the history ($context: { locals: { history } })', { todo: 'needs the orchestrator’s applySeed to leave locals.history alone (and newLocals to build ContextLocals)' }, async (t) => {
+test('a context seed cannot replace the history ($context: { locals: { history } })', async (t) => {
   const rt = await bareRuntime(t);
   rt.register(skill('stack', (ctx) => ctx.locals.history.map((f) => f.tool)));
   assert.deepEqual(await rt.invoke('stack', { $context: { locals: { history: [{ tool: 'forged', args: {}, timestamp: 0 }] } } }), ['stack']);
@@ -329,7 +329,7 @@ test('withEntryPlace gives an unplaced ConfigurationError from a chain entry the
   assert.equal(withEntryPlace(other, entry), other, 'only configuration errors are placed');
 });
 
-test('a configuration error thrown by any middleware names the level that set its value', { todo: 'needs the chain runner (chain.ts) to rethrow withEntryPlace(err, entry)' }, async (t) => {
+test('a configuration error thrown by any middleware names the level that set its value', async (t) => {
   const dir = workspace(t, {
     'skills/main.md': '---\nname: main\nmetadata:\n  strict: 42\n---\n',
     'skills/tool.skill.ts': "export const frontmatter = { name: 'tool' };\nexport default () => 'ok';\n",

@@ -14,7 +14,7 @@
 import { AbortError, AgentAppsError } from './errors.ts';
 import { sortEntries } from './order.ts';
 import { runHooks, type HookFrame, type HookInfo } from './hooks.ts';
-import type { ChainEntry, HookRef } from './plan.ts';
+import { withEntryPlace, type ChainEntry, type HookRef } from './plan.ts';
 import type { ChainEntryInput, Context, LogInput } from './types.ts';
 
 /** What a chain needs from the context it serves. */
@@ -37,6 +37,9 @@ export interface ChainHost {
   abort(reason: unknown): void;
   log(event: LogInput): void;
 }
+
+/** Which tool's own function threw an error first: only that tool's entry may place it. */
+const thrownBy = new WeakMap<object, string>();
 
 export class Chain {
   #entries: readonly ChainEntry[];
@@ -136,7 +139,9 @@ export class Chain {
         if (!host.isAborted()) host.abort(err.reason);
         return host.ctx.locals.result;
       }
-      throw err;
+      // A middleware's own configuration error without a place gets the place of the cascade level
+      // that set the entry (SPEC: errors with a place) — not an error that only passed through it.
+      throw !entry.fn && thrownBy.get(err as object) === entry.name ? withEntryPlace(err, entry) : err;
     } finally {
       const i = this.#frames.lastIndexOf(frame);
       if (i !== -1) this.#frames.splice(i, 1);
@@ -158,7 +163,14 @@ export class Chain {
   async runFunction(): Promise<unknown> {
     if (this.#fnRan) return this.#host.ctx.locals.result;
     this.#fnRan = true;
-    return this.#host.fn?.();
+    const fn = this.#host.fn;
+    if (!fn) return undefined;
+    try {
+      return await fn();
+    } catch (err) {
+      if (err !== null && typeof err === 'object' && !thrownBy.has(err)) thrownBy.set(err, this.#host.ctx.run.tool.name);
+      throw err;
+    }
   }
 
   /** `ctx.manager.inject()`: entries run next, re-sorting the rest when they carry constraints. */

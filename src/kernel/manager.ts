@@ -8,7 +8,7 @@ import { Chain, type ChainHost } from './chain.ts';
 import { ComposedSignal } from './signal.ts';
 import type { HookInfo } from './hooks.ts';
 import type { ChainEntry, HookRef } from './plan.ts';
-import type { ContextImpl } from './context.ts';
+import { sealShared, type ContextImpl } from './context.ts';
 import type { Logger } from './log.ts';
 import type { Registry } from '../loader/registry.ts';
 import { askDesk, normalizeChoices, notInteractive } from './asking.ts';
@@ -164,7 +164,7 @@ export class Manager implements ContextManager, ChainHost {
       tool = await this.kernel.registry.find(this.tool.file, ctx.locals.config.paths, ctx.locals.config.cwd);
     }
     this.tool = tool;
-    ctx.run.tool = { ...tool.decl };
+    ctx.run.tool = sealShared({ ...tool.decl });
     ctx.run.origin = { uri: tool.uri, frontmatter: tool.frontmatter };
     if (tool.prompt !== undefined) ctx.locals.prompt = { raw: tool.prompt };
   }

@@ -3,7 +3,7 @@
 // Planner) → chain entries → run the chain. The kernel knows only how to invoke, cascade, sort
 // and run a chain; every middleware is a skill.
 import { AbortError, AgentAppsError, toError } from './errors.ts';
-import { ContextImpl, ContextRun, isContext } from './context.ts';
+import { ContextImpl, ContextLocals, ContextRun, isContext } from './context.ts';
 import { Manager } from './manager.ts';
 import { applyDefaults, hasDefaults } from './defaults.ts';
 import { isPlainObject } from './path.ts';
@@ -144,8 +144,8 @@ export class Kernel {
   private newLocals(parent: Context | null, tool: LoadedTool, args: unknown): Locals {
     // Step 5: the history frame — a child starts with its parent's stack plus its own frame. The
     // runtime's root context was not invoked, so it has none: the stack starts at the first tool.
-    const history = parent ? [...parent.locals.history, { tool: tool.name, args, timestamp: Date.now() }] : [];
-    return { history, result: undefined, error: undefined, config: { ...this.base } };
+    // Append-only (seed 001), built frozen on first read: most contexts never read theirs.
+    return new ContextLocals(parent?.locals, parent ? { tool: tool.name, args, timestamp: Date.now() } : undefined, { ...this.base });
   }
 
   private applySeed(ctx: ContextImpl, manager: Manager, seed: ContextSeed): void {
@@ -155,7 +155,11 @@ export class Kernel {
     for (const key of Object.keys(seed)) {
       if (SEED_SKIP.has(key)) continue;
       const value = seed[key];
-      if (key === 'locals' && isPlainObject(value)) Object.assign(ctx.locals, value);
+      if (key === 'locals' && isPlainObject(value)) {
+        // The history is the kernel's (append-only): a seed cannot bring its own.
+        const { history: _history, ...rest } = value;
+        Object.assign(ctx.locals, rest);
+      }
       else if (key === 'nonlocals' && isPlainObject(value)) Object.assign(ctx.nonlocals, value);
       // `run` is set by the orchestrator (origin, tool, middleware); a seed only chooses `interactive`, at creation.
     }
@@ -262,7 +266,8 @@ export function mergeExtra(entries: readonly ChainEntry[], ...sources: (ExtraMid
       }
     }
   }
-  return sortEntries(chain);
+  // SPEC §6.5: an entry whose constraints all name absent entries keeps the default slot.
+  return sortEntries(chain, { defaultSlot: true });
 }
 
 const SPEC_KEYS = new Set(['args', 'before', 'after', 'remove', 'fn']);
