@@ -120,7 +120,7 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
 
   // ── prompt ─────────────────────────────────────────────────────────────────────────────────
   const middleware = served.envelope.hasOtherTarget;
-  const system = internals.systemPrompt(args.prompt, visible, { returns: args.returns, middlewareMode: middleware, maxSteps });
+  const system = internals.systemPrompt(args.prompt, visible, { returns: args.returns, middlewareMode: middleware, maxSteps, skillDir });
   const message = args.userMessage ?? internals.userMessage(served.args, served.run.tool.params);
 
   // ── provider: the invoke and hook callback refs ────────────────────────────────────────────

@@ -3,13 +3,15 @@
 // instruction (or the `message` arg where the params declare one).
 import { createRequire } from 'node:module';
 import type { JsonObject } from '../kernel/types.ts';
+import { listFolder } from '../loader/read.ts';
 import type { ToolDoc, VisibleTools } from './visible-tools.ts';
 
 // yaml is loaded when first needed, not at start-up.
 const yaml = (): typeof import('yaml') => createRequire(import.meta.url)('yaml') as typeof import('yaml');
 
-export function systemPrompt(skillPrompt: string, visible: VisibleTools, opts: { returns?: JsonObject; middlewareMode?: boolean; maxSteps?: number }): string {
+export function systemPrompt(skillPrompt: string, visible: VisibleTools, opts: { returns?: JsonObject; middlewareMode?: boolean; maxSteps?: number; skillDir?: string }): string {
   const parts: string[] = [skillPrompt.trim()];
+  if (opts.skillDir) parts.push(skillFolderSection(opts.skillDir));
   parts.push(`## How you act
 
 You have one tool, \`invoke\`. Its \`code\` is the body of an async JavaScript function that runs
@@ -64,4 +66,20 @@ export function userMessage(args: unknown, params: JsonObject | undefined): stri
   const empty = !args || (typeof args === 'object' && Object.keys(args as object).length === 0);
   if (empty) return 'Carry out the task described in your instructions.';
   return `Carry out the task described in your instructions with these args:\n\n${yaml().stringify(args).trimEnd()}`;
+}
+
+/**
+ * Progressive disclosure (SPEC §3.1): a SKILL.md skill's model is told its folder and the files
+ * in it by name — never their contents, which it reads with file-read (relative to the folder)
+ * when the instructions call for them.
+ */
+export function skillFolderSection(dir: string): string {
+  const listing = listFolder(dir);
+  const files = listing.files.filter((f) => !f.endsWith('/') && f !== 'SKILL.md' && f !== 'skill.md');
+  const shown = files.length ? files.map((f) => `- ${f}`).join('\n') + (listing.truncated ? '\n- … (more files; the listing stops here)' : '') : '(no other files)';
+  return `## This skill's folder
+
+These instructions come from the Agent Skills folder \`${dir}\`. Its other files are listed here by path, not included: read one when the instructions call for it, with \`await ctx.manager.invoke('file-read', { path: 'references/…' })\` — a relative path is the folder's. A script in it runs only through the \`shell\` tool, where allowed-tools permits it.
+
+${shown}`;
 }
