@@ -162,6 +162,8 @@ export class Planner {
     const hookKeys = new Map<string, ('$next' | '$invoke')[]>();
     for (const key of Object.keys(cascade.metadata)) {
       if (key === tool.name || cascade.static.has(key)) continue;
+      // `KEY: false` turns a middleware off — any middleware, user ones as the built-ins (issue 8).
+      if (cascade.metadata[key] === false) continue;
       const exists = registry.has(key, paths);
       if (!exists && !cascade.dynamic.has(key)) continue;
       // A tool that declares `$hook: { $self: … }` binds as a hook, not as a chain entry (seed 003).
