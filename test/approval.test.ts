@@ -98,6 +98,15 @@ test('deny with a reason: the call fails with E_DENIED, and the next turn’s co
   assert.deepEqual((served!.locals.agent as { denials: { tool: string; code: string }[] }).denials.map((d) => [d.tool, d.code]), [['shell', 'E_DENIED']]);
 });
 
+test('a run that ends on a deny reaches the caller as E_DENIED, with the reason', async (t) => {
+  const ws = attackWorkspace(t, { gated: gatedAgent(`await ctx.manager.invoke('shell', { command: 'echo gated' });`) });
+  const { asker } = scripted(['n', 'no shell today']);
+  const rt = await runtimeIn(t, ws, { asker });
+  const { error } = await settle(rt.invoke('gated', {}));
+  assert.equal(error?.code, 'E_DENIED');
+  assert.match(error.message, /denied the call of 'shell': no shell today/);
+});
+
 test('no person to ask: the gate is refused with E_ALLOWED_TOOLS, "needs approval; run in a terminal or pass --approve"', async (t) => {
   const code = `try { await ctx.manager.invoke('shell', { command: 'echo gated' }); ctx.manager.finish('ran'); } catch (e) { ctx.manager.finish(e.code + ': ' + e.message); }`;
   const ws = attackWorkspace(t, { gated: gatedAgent(code) });

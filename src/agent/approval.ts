@@ -163,12 +163,12 @@ export async function passGate(r: GateRequest): Promise<void> {
   const why = r.because.kind === 'ask-tools' ? `ask-tools '${r.because.pattern}'` : `trust: ask, set in ${r.because.source}`;
   const approve = r.served.globals.internals.approve;
   if (typeof approve === 'string' && (approve === 'all' || parseAllowedTools(approve).allows(r.tool, r.args, { cwd: r.cwd, params: r.params }))) {
-    return decide(r, 'allow', { by: 'approve', text: `${r.tool}: allowed by --approve ${approve}` });
+    return decide(r, 'allow', { by: 'approve', text: `allowed by --approve ${approve}` });
   }
-  if (r.state.allowedForRun(key)) return decide(r, 'allow-run', { by: 'earlier', text: `${r.tool}: allowed for this run (${why})` });
+  if (r.state.allowedForRun(key)) return decide(r, 'allow-run', { by: 'earlier', text: `allowed for this run (${why})` });
   const desk = askDesk(r.served.globals);
   const refuse = (reason: string): never => {
-    decide(r, 'refused', { by: 'no-person', reason, text: `${r.tool}: refused — ${reason}` });
+    decide(r, 'refused', { by: 'no-person', reason, text: `refused: ${reason}` });
     throw denied(r, new AgentAppsError('E_ALLOWED_TOOLS', `'${r.display}' may not invoke '${r.tool}' without a person's approval (${why}): it needs approval; run in a terminal or pass --approve`));
   };
   if (!desk) return refuse('needs approval; run in a terminal or pass --approve');
@@ -190,7 +190,7 @@ export async function passGate(r: GateRequest): Promise<void> {
   } catch (err) {
     if (err instanceof AbortError || r.signal.aborted) {
       const error = err instanceof AbortError ? err : new AbortError(r.signal.reason);
-      decide(r, 'refused', { by: 'abort', reason: 'aborted', text: `${r.tool}: the gate was withdrawn (${error.message})` });
+      decide(r, 'refused', { by: 'abort', reason: 'aborted', text: `refused: the gate was withdrawn (${error.message})` });
       throw denied(r, error);
     }
     if ((err as { code?: string }).code === 'E_NOT_INTERACTIVE') return refuse('needs approval; nobody is left to answer (the input ended)');
@@ -198,13 +198,13 @@ export async function passGate(r: GateRequest): Promise<void> {
   }
   switch (answer.value) {
     case 'allow':
-      return decide(r, 'allow', { by: 'person', text: `${r.tool}: allowed once` });
+      return decide(r, 'allow', { by: 'person', text: 'allowed once' });
     case 'allow-run':
       r.state.allowForRun(key);
-      return decide(r, 'allow-run', { by: 'person', text: `${r.tool}: allowed for this run (${why})` });
+      return decide(r, 'allow-run', { by: 'person', text: `allowed for this run (${why})` });
     default: {
       const reason = answer.reason;
-      decide(r, 'deny', { by: 'person', ...(reason ? { reason } : {}), text: `${r.tool}: denied${reason ? `: ${reason}` : ''}` });
+      decide(r, 'deny', { by: 'person', ...(reason ? { reason } : {}), text: `denied${reason ? `: ${reason}` : ''}` });
       throw denied(r, new AgentAppsError('E_DENIED', `the person running agent-apps denied the call of '${r.tool}'${reason ? `: ${reason}` : ' (no reason given)'}`));
     }
   }
@@ -213,7 +213,7 @@ export async function passGate(r: GateRequest): Promise<void> {
 /** `trust: deny` on the called tool: refused without asking. */
 export function refuseByTrust(r: Omit<GateRequest, 'because' | 'signal' | 'params' | 'cwd' | 'code'>, trust: Trust): never {
   const reason = `trust: deny, set in ${trust.source}`;
-  logDecision(r, 'refused', { by: 'trust', reason, text: `${r.tool}: refused — ${reason}` });
+  logDecision(r, 'refused', { by: 'trust', reason, text: `refused: ${reason}` });
   throw denied(r, new AgentAppsError('E_ALLOWED_TOOLS', `'${r.display}' may not invoke '${r.tool}': its trust is deny (set in ${trust.source}); agent code may not call it`));
 }
 
@@ -248,6 +248,7 @@ function logDecision(r: { served: Context; display: string; state: ApprovalState
     agent: r.display,
     args: r.args,
     ...fields,
-    text: `${r.display}: ${text}`,
+    // The console shows `LEVEL TOOL: TEXT`: the tool is the one called, the text says the rest.
+    text: `${text} (a call from the agent of '${r.display}')`,
   });
 }

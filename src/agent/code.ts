@@ -34,7 +34,7 @@ export interface AgentCodeOptions {
 }
 
 /** Tool errors a run can end on: the caller sees them when nothing happened after them (SPEC §11). */
-const ENDS_ON = new Set(['E_SANDBOX', 'E_ALLOWED_TOOLS', 'E_UNTRUSTED_REF']);
+const ENDS_ON = new Set(['E_SANDBOX', 'E_ALLOWED_TOOLS', 'E_UNTRUSTED_REF', 'E_DENIED']);
 
 export class AgentCode {
   /** The anonymous skill each piece of code runs as. */
