@@ -233,3 +233,61 @@ test("an MCP server entry's trust is its tools' trust: deny refuses, ask gates; 
   assert.equal(d.status, 0, d.stderr);
   assert.deepEqual(JSON.parse(d.stdout).trust, { value: 'deny', source: 'mcp.servers.locked.trust', from: 'mcp://locked/add' });
 });
+
+// ── the edges ────────────────────────────────────────────────────────────────────────────────
+
+test('a SKILL.md skill takes ask-tools under agent-apps:', async (t) => {
+  const ws = attackWorkspace(t, {}, {
+    'skills/lister/SKILL.md': `---
+name: lister
+description: Lists a folder, with approval.
+agent-apps:
+  ask-tools: shell(command=echo *)
+  model: { provider: replay, cassette: lister.cassette.yaml }
+---
+List it.
+`,
+    'skills/lister/lister.cassette.yaml': `turns:\n  - invoke: "ctx.manager.finish((await ctx.manager.invoke('shell', { command: 'echo listed' })).stdout.trim())"\n`,
+  });
+  const { asker, questions } = recording(() => ({ value: 'allow' }));
+  const rt = await runtimeIn(t, ws, { asker });
+  assert.equal(await rt.invoke('lister', {}), 'listed');
+  assert.equal(questions.length, 1);
+  const d = cli(['describe', 'lister', '--json'], ws);
+  assert.equal(JSON.parse(d.stdout).tool.askTools, 'shell(command=echo *)');
+});
+
+test('agent code cannot give a sub-agent ask-tools', async (t) => {
+  const ws = attackWorkspace(t, { caller: { 'allowed-tools': 'agent', turns: [{ invoke: attempts({ sub: "return await ctx.manager.invoke('agent', { prompt: 'x', allowedTools: 'wordcount', askTools: 'shell' })" }) }] } });
+  const rt = await runtimeIn(t, ws, { approve: 'all' });
+  const out = (await rt.invoke('caller', {})) as Record<string, string>;
+  assert.match(out.sub!, /^E_ALLOWED_TOOLS: agent code may not give a sub-agent ask-tools/);
+});
+
+test("a sub-agent's calls pass its caller's ask-tools gates (isCallable with the caller as a ceiling)", async () => {
+  const { isCallable } = await import('../src/agent/visible-tools.ts');
+  const caller = { allowedTools: 'wordcount agent', askTools: 'shell(command=echo *)' };
+  const sub = { allowedTools: 'shell', within: [caller] };
+  const env = { cwd: process.cwd() };
+  assert.deepEqual(isCallable('shell', true, sub, { command: 'echo hi' }, env), { ok: true, gate: 'shell(command=echo *)' });
+  assert.equal(isCallable('shell', true, sub, { command: 'rm -rf x' }, env).ok, false);
+  assert.deepEqual(isCallable('wordcount', false, { allowedTools: 'wordcount', within: [caller] }, { text: 'a' }, env), { ok: true });
+  // ask wins over allow: allowed-tools admitting the call does not skip the gate.
+  assert.deepEqual(isCallable('shell', true, { allowedTools: 'shell', askTools: 'shell(command=rm *)' }, { command: 'rm x' }, env), { ok: true, gate: 'shell(command=rm *)' });
+  assert.deepEqual(isCallable('shell', true, { allowedTools: 'shell', askTools: 'shell(command=rm *)' }, { command: 'ls' }, env), { ok: true });
+});
+
+test('the trust middleware refuses a call from agent code that did not come through the bridge', async (t) => {
+  const ws = attackWorkspace(t, {}, { 'skills/careful.skill.mjs': trusted('careful', 'ask') });
+  const rt = await runtimeIn(t, ws, { approve: 'all' });
+  // A context that looks like agent code (untrustedRef) calling the tool directly, not through the bridge.
+  rt.register(
+    skill('forged', (ctx) => {
+      ctx.locals.internals = { untrustedRef: true };
+      return ctx.manager.invoke('careful', { x: 'y' });
+    }),
+  );
+  const { error } = await settle(rt.invoke('forged', {}));
+  assert.equal(error?.code, 'E_ALLOWED_TOOLS');
+  assert.match(error.message, /has trust: ask; agent code reaches it only through the bridge's approval gate/);
+});
