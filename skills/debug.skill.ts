@@ -50,6 +50,8 @@ export default async function debug(ctx: Context) {
   return undefined;
 }
 
+type BreakpointView = (request: { where: string; events: unknown[]; inspect(): unknown }, signal: AbortSignal) => Promise<'continue' | 'step'>;
+
 function matchesBreak(config: unknown, tool: string, entry: string | undefined): boolean {
   if (!config || typeof config !== 'object') return false;
   const b = (config as { break?: unknown }).break;
@@ -60,11 +62,19 @@ function matchesBreak(config: unknown, tool: string, entry: string | undefined):
 
 /**
  * Interactive runs (a terminal on stdin and stdout) stop here: Enter or `c` continues, `s` steps to
- * the next pipeline or chain entry, `i` prints the served context (serializeContext, 3 levels).
- * Otherwise the breakpoint is only logged and the run goes on.
+ * the next pipeline or chain entry, `i` prints the served context (serializeContext, 3 levels) —
+ * in the terminal UI's view when the CLI put one on `internals.breakpoint`, else as a readline
+ * question. Otherwise the breakpoint is only logged and the run goes on.
  */
 async function pause(ctx: Context, target: Context, where: string): Promise<void> {
   if (ctx.globals.internals.interactive !== true) return;
+  // A terminal UI (the CLI's, src/tui/debug-view.ts) draws the pipeline tree and reads the keys.
+  const view = ctx.globals.internals.breakpoint as BreakpointView | undefined;
+  if (typeof view === 'function') {
+    const how = await view({ where, events: ctx.manager.tail({ tag: 'debug' }), inspect: () => serializeContext(target, { depth: 3 }) }, ctx.run.signal);
+    if (how === 'step') ctx.globals.internals.debugStep = true;
+    return;
+  }
   for (;;) {
     const answer = (await ask(ctx, `⏸ breakpoint at ${where} — [c]ontinue, [s]tep, [i]nspect: `)).trim().toLowerCase();
     if (answer === 'i' || answer === 'inspect') {

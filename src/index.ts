@@ -20,6 +20,7 @@ import { Returns } from './agent/returns.ts';
 import { AgentCode } from './agent/code.ts';
 import { ApprovalState } from './agent/approval.ts';
 import { parseSkillArgs } from './cli/skill-args.ts';
+import { terminalFor } from './tui/load.ts';
 
 setEntryUrl(import.meta.url);
 
@@ -158,4 +159,8 @@ export const internals = {
   DEFAULT_HOST_MB,
   /** `--name value` tokens → args, coerced by a params schema (the CLI's rules; used by repl). */
   parseSkillArgs,
+  /** The terminal UI for a skill that draws (repl, tutor): loads ink only now; `owned` screens the skill closes. */
+  terminal(ctx: Context) {
+    return terminalFor(ctx.globals.internals);
+  },
 };

@@ -385,7 +385,7 @@ describe('agent-apps debug and --profile', { concurrency: true }, () => {
     }
   })();
 
-  test('debug --break in a terminal stops: s steps to the next entry, i inspects the context, c continues', { skip: !hasScript && 'needs util-linux script' }, async () => {
+  test('debug --break in a terminal stops: s steps to the next entry, i inspects the context, c continues', { skip: !hasScript && 'needs util-linux script', timeout: 30_000 }, async () => {
     const ws = workspace();
     const command = [process.execPath, BIN, '--no-color', 'debug', 'greet', '--name', 'Ada', '--break', 'directives'].map((a) => `'${a}'`).join(' ');
     const out = await new Promise<string>((resolve, reject) => {
@@ -400,15 +400,17 @@ describe('agent-apps debug and --profile', { concurrency: true }, () => {
       };
       child.stdout.setEncoding('utf8').on('data', (d: string) => {
         text += d;
-        answer('breakpoint at greet › directives', 's\n');
-        answer('breakpoint at greet › execute', 'i\n');
-        answer('"rootContextId"', 'c\n');
+        // The terminal UI's pause view (src/tui/debug-view.ts): one key each, no Enter.
+        answer('paused at greet › directives', 's');
+        answer('paused at greet › execute', 'i');
+        answer('"rootContextId"', 'c');
       });
       child.on('error', reject);
       child.on('close', () => resolve(text));
     });
-    assert.match(out, /breakpoint at greet › directives — \[c\]ontinue, \[s\]tep, \[i\]nspect/);
-    assert.match(out, /breakpoint at greet › execute/, 'step stopped at the next entry');
+    assert.match(out, /paused at greet › directives/);
+    assert.match(out, /step to the next entry/);
+    assert.match(out, /paused at greet › execute/, 'step stopped at the next entry');
     assert.match(out, /"args": \{\s+"name": "Ada"/, 'inspect printed the served context');
     assert.match(out, /Hello, Ada\./);
     assert.match(out, /▸ greet \d+\.\d{3} ms/);

@@ -90,7 +90,7 @@ export class AgentCode {
         ended.abort(message);
       },
     };
-    const host = { call: (method: string, a: unknown[], size: number) => this.#bridge(exec, method, a, size) };
+    const host = { call: this.#reported((method: string, a: unknown[], size: number) => this.#bridge(exec, method, a, size)) };
     returns.beginExecution();
     let result;
     try {
@@ -116,6 +116,37 @@ export class AgentCode {
     this.lastError = undefined;
     if (returns.finished) return `finished: ${preview(returns.finished.value)}${logs}`;
     return `result: ${preview(result.value)}${logs}`;
+  }
+
+  /**
+   * With a progress reporter (the CLI's live agent view, SPEC §17), each skill the code invokes is
+   * reported as it starts and as it ends: `skill-call` { tool, args }, `skill-result` { tool,
+   * result | error }. Reporting only: nothing here changes what the call does or returns.
+   */
+  #reported(call: (method: string, a: unknown[], size: number) => Promise<unknown>): (method: string, a: unknown[], size: number) => Promise<unknown> {
+    const progress = this.#o.served.globals.internals.progress as ((e: { type: string; skill: string; [key: string]: unknown }) => void) | undefined;
+    if (typeof progress !== 'function') return call;
+    const skill = this.#o.display;
+    const report = (e: { type: string; [key: string]: unknown }) => {
+      try {
+        progress({ ...e, skill });
+      } catch {
+        // A view failing never fails the agent's code.
+      }
+    };
+    return async (method, a, size) => {
+      if (method !== 'invoke' || typeof a[0] !== 'string') return call(method, a, size);
+      const tool = a[0];
+      report({ type: 'skill-call', tool, args: a[1] ?? {} });
+      try {
+        const result = await call(method, a, size);
+        report({ type: 'skill-result', tool, result });
+        return result;
+      } catch (err) {
+        report({ type: 'skill-result', tool, error: { message: (err as Error)?.message ?? String(err), code: (err as { code?: string })?.code } });
+        throw err;
+      }
+    };
   }
 
   /**

@@ -7,6 +7,7 @@ import { painter, type Painter } from './output.ts';
 import { runSkill } from './run.ts';
 import { globalsOf } from './runtime-options.ts';
 import type { CliIO } from './io.ts';
+import { buildTree, treeLines } from './debug-tree.ts';
 
 export function registerDebug(program: Command, io: CliIO): void {
   program
@@ -49,67 +50,19 @@ Examples:
     });
 }
 
-interface Node {
-  label: string;
-  kind: 'pipeline' | 'next' | 'break';
-  contextId?: string;
-  duration?: number;
-  error?: string;
-  children: Node[];
-}
-
 /**
  * Rebuilds the pipeline from enter/exit pairs. A pipeline's chain entries are listed side by
  * side under it (the onion nests them, but reading them as a list is clearer); a pipeline
  * started inside an entry — the tool that entry invoked — is indented under that entry.
  */
 export function renderTree(events: LogEvent[], paint: Painter): string {
-  const roots: Node[] = [];
-  const stack: Node[] = [];
-  const top = () => (stack.length ? stack[stack.length - 1]!.children : roots);
-  /** The open pipeline of a context: its chain entries (and breakpoints) are listed under it. */
-  const pipelineOf = (contextId: string): Node | undefined => {
-    for (let i = stack.length - 1; i >= 0; i--) if (stack[i]!.kind === 'pipeline' && stack[i]!.contextId === contextId) return stack[i];
-    return undefined;
-  };
-  for (const e of events) {
-    if (e.type === 'pipeline-enter') {
-      const node: Node = { label: e.tool, kind: 'pipeline', contextId: e.contextId, children: [] };
-      top().push(node);
-      stack.push(node);
-    } else if (e.type === 'next-enter') {
-      const node: Node = { label: String(e.entry), kind: 'next', contextId: e.contextId, children: [] };
-      (pipelineOf(e.contextId)?.children ?? top()).push(node);
-      stack.push(node);
-    } else if (e.type === 'pipeline-exit' || e.type === 'next-exit') {
-      const node = stack.pop();
-      if (node) {
-        node.duration = e.duration as number | undefined;
-        if (e.error) node.error = String(e.error);
-      }
-    } else if (e.type === 'breakpoint-hit') {
-      // A breakpoint at an entry sits beside that entry, in its pipeline; one at a tool, where its pipeline starts.
-      (pipelineOf(e.contextId)?.children ?? top()).push({ label: e.text ?? 'breakpoint', kind: 'break', children: [] });
-    }
-  }
+  const roots = buildTree(events);
   let out = '';
-  const walk = (node: Node, depth: number, own?: number) => {
+  for (const { depth, node, ms } of treeLines(roots)) {
     const mark = node.kind === 'pipeline' ? paint.bold('▸') : node.kind === 'break' ? paint.yellow('⏸') : paint.dim('·');
-    const ms = own ?? node.duration;
     const time = ms !== undefined ? paint.dim(` ${ms.toFixed(3)} ms`) : '';
     const err = node.error ? ' ' + paint.red(`✗ ${node.error}`) : '';
     out += `${'  '.repeat(depth)}${mark} ${node.kind === 'pipeline' ? paint.cyan(node.label) : node.label}${time}${err}\n`;
-    // Entries nest in the onion, so an entry's own time is its time minus the next entry's.
-    const entries = node.children.filter((c) => c.kind === 'next');
-    for (const c of node.children) {
-      let self: number | undefined;
-      if (c.kind === 'next' && c.duration !== undefined) {
-        const next = entries[entries.indexOf(c) + 1];
-        self = next?.duration !== undefined ? Math.max(0, c.duration - next.duration) : c.duration;
-      }
-      walk(c, depth + 1, self);
-    }
-  };
-  for (const r of roots) walk(r, 0);
+  }
   return out;
 }

@@ -9,6 +9,7 @@ import { registerDebug } from './debug.ts';
 import { registerInit } from './init.ts';
 import { registerNew } from './new.ts';
 import { registerMcp } from './mcp.ts';
+import { registerInteractive } from './repl.ts';
 import { registerValidate } from './validate.ts';
 import { VERSION } from './version.ts';
 import { addGlobalOptions, globalsOf } from './runtime-options.ts';
@@ -49,6 +50,7 @@ Exit codes: 0 ok, 1 the skill failed, 2 usage or configuration error, 3 refused 
   registerInit(program, io);
   registerNew(program, io);
   registerMcp(program, io);
+  registerInteractive(program, io);
   registerValidate(program, io);
   // Every subcommand accepts the global options too: `list --json`, `describe greet --set x=1`.
   for (const cmd of program.commands) addGlobalOptions(cmd, true);

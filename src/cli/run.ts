@@ -7,7 +7,7 @@ import type { JsonObject, Reporter, ToolDecl } from '../kernel/types.ts';
 import { EXIT, exitCodeFor, formatError, formatResult, painter, type Painter } from './output.ts';
 import { consoleReporter, jsonlReporter, recordsRuns } from './reporters.ts';
 import { settle } from '../events/runtime.ts';
-import { progressPrinter } from './progress.ts';
+import { cliTerminal } from './terminal.ts';
 import { mergeOverrides } from './overrides.ts';
 import { mentionsRunOption, parseSkillArgs, readArgsJson, splitRunTokens, type RunTokens } from './skill-args.ts';
 import { skillHelp } from './skill-help.ts';
@@ -98,12 +98,14 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
   const interactive = !!(io.stdin.isTTY && io.stdout.isTTY);
   const controller = new AbortController();
   const paint = await painter(io.stderr, g.color !== false);
-  const lines = !extras.asker && interactive ? new LineAsker({ input: io.stdin, output: io.stderr }) : undefined;
-  const asker = extras.asker ?? lines;
+  // With stderr a terminal: the live agent view, and when interactive the gates and breakpoints (src/tui).
+  const terminal = cliTerminal(io, { interactive, json: !!g.json, color: g.color !== false, paint });
+  const lines = !extras.asker && !terminal?.asker && interactive ? new LineAsker({ input: io.stdin, output: io.stderr }) : undefined;
+  const asker = extras.asker ?? terminal?.asker ?? lines;
   const runtime = await createRuntime({ ...rtOpts, interactive, signal: controller.signal, reporters: [withoutCliEvents(consoleReporter(io.stderr, paint))], ...(asker ? { asker } : {}) });
   const root = runtime.root;
   root.globals.internals.interactive = interactive;
-  if (io.stderr.isTTY && !g.json) root.globals.internals.progress = progressPrinter(io.stderr, paint);
+  terminal?.attach(root, rtOpts);
   const config = root.locals.config;
   if (rtOpts.logLevel) root.manager.configure({ level: rtOpts.logLevel, global: true });
   // Every CLI run in a workspace is recorded for `agent-apps tail` (SPEC §10).
@@ -159,6 +161,8 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
     }
     if (stop.signal) throw new Error(stop.signal);
     runEnd({ level: 'info', text: `run ${skill}: ok` });
+    // The UI goes before anything else is printed: the result alone on stdout, after it.
+    await terminal?.close();
     await extras.after?.(runtime);
     if (g.profile) io.stderr.write(profileTable(root.globals.internals.profile as Profile | undefined, paint));
     const out = formatResult(result, !!g.json);
@@ -167,17 +171,20 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
   } catch (err) {
     if (stop.signal) {
       await stop.settled;
+      await terminal?.close();
       runEnd({ level: 'warn', text: `run ${skill}: ${stop.signal}` });
       return stop.signal === 'SIGINT' ? EXIT.interrupted : EXIT.terminated;
     }
     // A refusal (exit 3) is not a failure (SPEC §6.6): it is recorded below error level.
     const level = exitCodeFor(err) === EXIT.refused ? 'info' : 'error';
     runEnd({ level, code: (err as { code?: string })?.code, text: `run ${skill}: ${(err as Error)?.message ?? err}` });
+    await terminal?.close();
     await extras.after?.(runtime);
     io.stderr.write(formatError(err, { debug: !!g.debug, paint }) + '\n');
     return exitCodeFor(err);
   } finally {
     stop.dispose();
+    await terminal?.close();
     lines?.close();
     await runtime.close();
   }

@@ -51,13 +51,15 @@ export default async function agentStrands(ctx: Context, args: StrandsArgs): Pro
   const { hookRef, invokeRef } = args;
   const signal = isAbortSignal(args.agentSignal) ? args.agentSignal : ctx.run.signal;
   const maxTurns = typeof config.maxTurns === 'number' ? config.maxTurns : undefined;
+  // A live view in a terminal (the CLI's, SPEC §17) shows the text as it streams, unless model.deltas says otherwise.
+  const viewWantsDeltas = (ctx.globals.internals.progress as { deltas?: unknown } | undefined)?.deltas === true;
   const out = await runAgentLoop({
     model,
     systemPrompt: args.prompt,
     userMessage: args.userMessage ?? 'Execute the task.',
     ...(maxTurns !== undefined ? { maxTurns } : {}),
     signal,
-    deltas: config.deltas === true,
+    deltas: config.deltas === true || (config.deltas === undefined && viewWantsDeltas),
     ...(config.contextEdit ? { contextEdit: config.contextEdit as boolean | { windowSize?: number } } : {}),
     onCode: (code) => ctx.manager.invoke(invokeRef, { code }),
     ...(hookRef ? { onHook: (event) => ctx.manager.invoke(hookRef, event) } : {}),
