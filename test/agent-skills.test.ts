@@ -123,6 +123,8 @@ test('validator: a lower-case skill.md is a Agent Skills folder, with a warning'
   const { problems } = await validatePaths([root], kernelOf(rt).registry);
   assert.deepEqual(problems.map((p) => [path.relative(root, p.file), p.severity, p.rule]), [['my-skill/skill.md', 'warning', 'file-name']]);
   assert.equal((await rt.list()).find((s) => s.name === 'my-skill')?.kind, 'skill-folder');
+  // A path ref to the folder finds its skill.md too.
+  assert.equal((await rt.describe(path.join(root, 'my-skill'))).origin.uri, 'file://' + path.join(root, 'my-skill', 'skill.md'));
 });
 
 test('validatePaths: every problem of every file under a root, placed, ours and Agent Skills', async (t) => {

@@ -163,7 +163,8 @@ export class Registry {
     else if (ref.startsWith('/') || ref.startsWith('./') || ref.startsWith('../') || ref.includes('/') || /\.(md|[cm]?[jt]s)$/.test(ref)) file = path.resolve(cwd, ref);
     else throw new ToolNotFoundError(ref, suggest(ref.toLowerCase(), this.names(paths)), 'not a valid skill name or path');
     if (!fs.existsSync(file)) throw new ToolNotFoundError(ref, [], `no such file: ${file}`);
-    if (fs.statSync(file).isDirectory()) file = path.join(file, 'SKILL.md');
+    // A folder is its Agent Skills file: SKILL.md, else the lower-case skill.md some clients accept.
+    if (fs.statSync(file).isDirectory()) file = path.join(file, fs.existsSync(path.join(file, 'SKILL.md')) || !fs.existsSync(path.join(file, 'skill.md')) ? 'SKILL.md' : 'skill.md');
     return this.load(this.entryForFile(file, paths));
   }
 
@@ -261,8 +262,9 @@ export class Registry {
   private entryForFile(file: string, paths: readonly string[]): IndexEntry {
     const base = path.basename(file);
     const stem = codeSkillStem(base);
-    const kind = base === 'SKILL.md' ? 'skill-folder' : base.endsWith('.md') ? 'markdown' : 'code';
-    const name = base === 'SKILL.md' ? path.basename(path.dirname(file)) : (stem ?? base.replace(/\.(md|[cm]?[jt]s)$/, ''));
+    const folder = base === 'SKILL.md' || base === 'skill.md';
+    const kind = folder ? 'skill-folder' : base.endsWith('.md') ? 'markdown' : 'code';
+    const name = folder ? path.basename(path.dirname(file)) : (stem ?? base.replace(/\.(md|[cm]?[jt]s)$/, ''));
     const root = paths.find((p) => file.startsWith(p + path.sep)) ?? path.dirname(file);
     return { name: NAME_RE.test(name) ? name : 'anonymous', kind, file, root, dir: path.dirname(kind === 'skill-folder' ? path.dirname(file) : file) };
   }
