@@ -49,6 +49,8 @@ export interface Term {
   write(data: string): void;
   /** Types `text` one key at a time, each after the screen shows it. */
   type(text: string): Promise<void>;
+  /** Waits until the screen has not changed for `quietMs` (a prompt that is drawn is also reading keys by then). */
+  idle(quietMs?: number): Promise<void>;
   /** Waits until the screen matches; fails with the screen in the message. */
   waitFor(match: string | RegExp, timeoutMs?: number): Promise<void>;
   /** Resolves with the exit code (and signal) when the child ends. */
@@ -151,6 +153,20 @@ export function spawnPty(t: TestContext, args: string[], o: PtyOptions): Term {
       }
     },
     waitFor,
+    async idle(quietMs = 150) {
+      let last = '';
+      let since = Date.now();
+      const deadline = Date.now() + 5000;
+      for (;;) {
+        await settled();
+        const now = raw;
+        if (now !== last) {
+          last = now;
+          since = Date.now();
+        } else if (Date.now() - since >= quietMs || Date.now() > deadline) return;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
     exited,
     kill,
   };

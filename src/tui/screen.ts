@@ -10,7 +10,7 @@
 // plain agent run leaves the terminal's Ctrl-C alone, and the CLI's SIGINT handling stands.
 import React from 'react';
 import chalk from 'chalk';
-import { Box, Static, render, useStderr, useWindowSize, type Instance } from 'ink';
+import { Box, Static, render, useInput, useStderr, useWindowSize, type Instance } from 'ink';
 import { ThemeProvider, defaultTheme, extendTheme } from '@inkjs/ui';
 import { AbortError } from '../kernel/errors.ts';
 import type { Answer, Question } from '../kernel/ask.ts';
@@ -304,6 +304,10 @@ const NO_COLOR_UI = extendTheme(defaultTheme, {
 function App(props: { screen: Screen; bridge: Element }): Element {
   const s = React.useSyncExternalStore(props.screen.subscribe, props.screen.snapshot);
   const { columns, rows } = useWindowSize();
+  // While an app shows its own part, the keys stay in raw mode as that part changes (the repl's
+  // prompt becoming a spinner, the tutor's steps): a key typed in between is read, not echoed by
+  // the terminal.
+  useInput(() => undefined, { isActive: s.main !== undefined });
   const theme = props.screen.theme;
   const q = s.questions[0];
   const body = h(
