@@ -10,6 +10,7 @@ import { registerInit } from './init.ts';
 import { registerNew } from './new.ts';
 import { registerMcp } from './mcp.ts';
 import { registerInteractive } from './repl.ts';
+import { registerCompletion } from './completion.ts';
 import { registerValidate } from './validate.ts';
 import { VERSION } from './version.ts';
 import { addGlobalOptions, globalsOf } from './runtime-options.ts';
@@ -51,6 +52,7 @@ Exit codes: 0 ok, 1 the skill failed, 2 usage or configuration error, 3 refused 
   registerNew(program, io);
   registerMcp(program, io);
   registerInteractive(program, io);
+  registerCompletion(program, io);
   registerValidate(program, io);
   // Every subcommand accepts the global options too: `list --json`, `describe greet --set x=1`.
   for (const cmd of program.commands) addGlobalOptions(cmd, true);

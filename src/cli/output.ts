@@ -50,12 +50,29 @@ export interface Painter {
 
 const plain: Painter = { red: (s) => s, yellow: (s) => s, dim: (s) => s, bold: (s) => s, cyan: (s) => s, green: (s) => s };
 
-/** chalk, honouring NO_COLOR (set and non-empty, per no-color.org), --no-color and a non-TTY stream; loaded only when colour is on. */
-export async function painter(stream: NodeJS.WriteStream, enabled: boolean): Promise<Painter> {
-  if (!enabled || process.env.NO_COLOR || !stream.isTTY) return plain;
+/**
+ * chalk, honouring NO_COLOR (set and non-empty, per no-color.org: off everywhere), --no-color, and
+ * FORCE_COLOR as chalk reads it (0 or false: off; 1, 2, 3, true or empty: on, even without a TTY);
+ * otherwise colour only on a TTY. Loaded only when colour is on.
+ */
+export async function painter(stream: NodeJS.WriteStream, enabled: boolean, env: NodeJS.ProcessEnv = process.env): Promise<Painter> {
+  const level = colorLevel(stream, enabled, env);
+  if (!level) return plain;
   const { Chalk } = await import('chalk');
-  const c = new Chalk({ level: 1 });
+  const c = new Chalk({ level });
   return { red: c.red, yellow: c.yellow, dim: c.dim, bold: c.bold, cyan: c.cyan, green: c.green };
+}
+
+/** The chalk level for `stream` (0: no colour) by the rules of `painter`. */
+export function colorLevel(stream: { isTTY?: boolean }, enabled: boolean, env: NodeJS.ProcessEnv = process.env): 0 | 1 | 2 | 3 {
+  if (!enabled || env.NO_COLOR) return 0;
+  const force = env.FORCE_COLOR;
+  if (force !== undefined) {
+    if (force === '0' || force === 'false') return 0;
+    if (/^\d+$/.test(force)) return Math.min(Number(force), 3) as 0 | 1 | 2 | 3;
+    return 1;
+  }
+  return stream.isTTY ? 1 : 0;
 }
 
 export function formatError(err: unknown, opts: { debug: boolean; paint: Painter }): string {
