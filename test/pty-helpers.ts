@@ -42,6 +42,8 @@ export interface Term {
   /** Everything the terminal shows, scrollback included, one string per line (trailing spaces cut). */
   lines(): string[];
   text(): string;
+  /** Lines the terminal had to wrap (a line wider than the terminal), as text. */
+  wrapped(): string[];
   /** Raw bytes written to the terminal so far (ANSI codes included). */
   raw(): string;
   /** What went to the separate stdout PTY (with `separateStdout`). */
@@ -135,6 +137,12 @@ export function spawnPty(t: TestContext, args: string[], o: PtyOptions): Term {
     pty: child,
     lines,
     text: () => lines().join('\n'),
+    wrapped() {
+      const buf = term.buffer.active;
+      const out: string[] = [];
+      for (let i = 1; i < buf.length; i++) if (buf.getLine(i)?.isWrapped) out.push(`${buf.getLine(i - 1)?.translateToString(true)}⏎${buf.getLine(i)?.translateToString(true)}`);
+      return out;
+    },
     raw: () => raw,
     stdout: () => out,
     write: (d) => child.write(d),

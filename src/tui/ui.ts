@@ -4,9 +4,9 @@
 // the agent's finished blocks and its live part. Every line that shows a value is cut to the
 // terminal's width (`…`); model text wraps.
 import React from 'react';
-import { Box, Text } from 'ink';
+import { Box, Text, useWindowSize } from 'ink';
 import { Spinner } from '@inkjs/ui';
-import { firstLines, jsonLines, oneLine, errorLine, tokens, type JsonKind } from './text.ts';
+import { cut, firstLines, jsonLines, oneLine, errorLine, tokens, type JsonKind } from './text.ts';
 import type { AgentLive, Block, SkillCall } from './agent-state.ts';
 import type { Focus } from './types.ts';
 
@@ -116,11 +116,23 @@ export function CodeBlock(props: { tool: string; code: string; calls: SkillCall[
   );
 }
 
+/** A skill the code called: its name, its args (cut first when the line is too long), its outcome. */
 function CallLine(props: { call: SkillCall }): Element {
   const theme = useTheme();
+  const { columns } = useWindowSize();
   const c = props.call;
-  const outcome = !c.done ? h(Text, { dimColor: true }, ' …') : c.error !== undefined ? h(Text, { color: theme.error }, ` ✗ ${c.error}`) : h(Text, { color: theme.ok }, ` ✓ ${c.result ?? ''}`);
-  return h(Text, { wrap: 'truncate-end' }, h(Text, { color: theme.accent }, `  → ${c.tool}`), h(Text, { dimColor: true }, ` ${c.args}`), outcome);
+  const head = `  → ${c.tool}`;
+  const outcome = !c.done ? ' …' : c.error !== undefined ? ` ✗ ${c.error}` : ` ✓ ${c.result ?? ''}`;
+  const shownOutcome = cut(outcome, Math.max(8, Math.floor(columns / 2)));
+  const room = columns - Array.from(head).length - Array.from(shownOutcome).length - 1;
+  const args = room >= 4 ? cut(` ${c.args}`, room) : '';
+  return h(
+    Text,
+    { wrap: 'truncate-end' },
+    h(Text, { color: theme.accent }, head),
+    h(Text, { dimColor: true }, args),
+    h(Text, { color: !c.done ? undefined : c.error !== undefined ? theme.error : theme.ok, dimColor: !c.done }, shownOutcome),
+  );
 }
 
 /** An agent's live part: the streaming line, the code running now, and a status line with the turn and the tokens. */
