@@ -1,11 +1,11 @@
 // The public API of agent-apps (SPEC §13). Skills import from the bare specifier `agent-apps`,
 // which the runtime resolves to this module wherever the skill lives.
-import { setEntryUrl } from './kernel/runtime.ts';
+import { setEntryUrl } from './runtime.ts';
 import type { Manager } from './kernel/manager.ts';
 import type { Kernel } from './kernel/orchestrator.ts';
-import type { Context } from './kernel/types.ts';
+import type { Context } from './core/types.ts';
 import { check } from './kernel/schema.ts';
-import { copyData } from './kernel/path.ts';
+import { copyData } from './core/path.ts';
 import { checkConfig, configError } from './kernel/plan.ts';
 import { eventBus, eventBusReady } from './events/runtime.ts';
 import type { Sandbox, SandboxOptions } from './sandbox/sandbox.ts';
@@ -19,15 +19,14 @@ import { AgentTrace } from './agent/trace.ts';
 import { Returns } from './agent/returns.ts';
 import { AgentCode } from './agent/code.ts';
 import { ApprovalState } from './agent/approval.ts';
-import { parseSkillArgs } from './cli/skill-args.ts';
 import { terminalFor } from './tui/load.ts';
 
 setEntryUrl(import.meta.url);
 
-export { createRuntime, type Runtime, type RuntimeOptions } from './kernel/runtime.ts';
+export { createRuntime, type Runtime, type RuntimeOptions } from './runtime.ts';
 export { ctxTarget, defineSkill } from './kernel/target.ts';
 export { serializeContext } from './kernel/serialize.ts';
-export { AgentAppsError, ConfigurationError, ToolNotFoundError, ValidationError, AbortError, formatSchemaErrors } from './kernel/errors.ts';
+export { AgentAppsError, ConfigurationError, ToolNotFoundError, ValidationError, AbortError, formatSchemaErrors } from './core/errors.ts';
 export { isPathRef } from './loader/names.ts';
 export { findTool } from './loader/find-tool.ts';
 export { parseAllowedTools, type AllowedTools } from './kernel/allowed-tools.ts';
@@ -36,7 +35,7 @@ export { resolveVisibleTools, type VisibleTools, type ToolDoc } from './agent/vi
 export type { AgentPolicy, ExecutionHandle, HostBudget } from './agent/bridge.ts';
 export { DEFAULT_AGENT_PROVIDER } from './agent/provider.ts';
 // Asking a person (SPEC §17): the asker contract the terminal UI implements, and a plain one.
-export { APPROVAL_CHOICES, type Answer, type ApprovalQuestion, type Asker, type AskOptions, type Choice, type PlainQuestion, type Question } from './kernel/ask.ts';
+export { APPROVAL_CHOICES, type Answer, type ApprovalQuestion, type Asker, type AskOptions, type Choice, type PlainQuestion, type Question } from './core/ask.ts';
 export { LineAsker, lineAsker, printable, renderApproval, type LineAskerOptions } from './kernel/line-asker.ts';
 export type { Decision, Denial, Trust, TrustLevel } from './agent/approval.ts';
 export type {
@@ -79,7 +78,7 @@ export type {
   ToolDef,
   ToolDescription,
   ToolSummary,
-} from './kernel/types.ts';
+} from './core/types.ts';
 
 /**
  * What built-in skills need from the kernel beyond the context: running the served tool's own
@@ -157,8 +156,6 @@ export const internals = {
   jsonSafe,
   realPath,
   DEFAULT_HOST_MB,
-  /** `--name value` tokens → args, coerced by a params schema (the CLI's rules; used by repl). */
-  parseSkillArgs,
   /** The terminal UI for a skill that draws (repl, tutor): loads ink only now; `owned` screens the skill closes. */
   terminal(ctx: Context) {
     return terminalFor(ctx.globals.internals);

@@ -9,7 +9,7 @@ import { mergeOverrides, parseOverrides } from '../src/cli/overrides.ts';
 import { mergeGlobals } from '../src/cli/runtime-options.ts';
 import { EXIT, exitCodeFor, formatError, formatResult, type Painter } from '../src/cli/output.ts';
 import { skillHelp } from '../src/cli/skill-help.ts';
-import { AbortError, AgentAppsError, ConfigurationError, ToolNotFoundError, ValidationError } from '../src/kernel/errors.ts';
+import { AbortError, AgentAppsError, ConfigurationError, ToolNotFoundError, ValidationError } from '../src/core/errors.ts';
 
 const params = {
   type: 'object',

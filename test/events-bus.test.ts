@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { setImmediate as tick } from 'node:timers/promises';
 import { createEventState, EventBus, getEventState, type EventState } from '../src/events/bus.ts';
-import type { Event, EventHandler } from '../src/kernel/types.ts';
+import type { Event, EventHandler } from '../src/core/types.ts';
 
 interface Harness {
   bus: EventBus;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import ivm from 'isolated-vm';
 import { Sandbox, type Isolation, type SandboxHost, type SandboxOptions, type SandboxResult } from '../src/sandbox/sandbox.ts';
 import { sandboxProcessPid } from '../src/sandbox/process.ts';
-import { AgentAppsError } from '../src/kernel/errors.ts';
+import { AgentAppsError } from '../src/core/errors.ts';
 
 // A host that records every call and answers from `answers` (a function per method).
 type Answer = (args: unknown[]) => unknown;

@@ -21,7 +21,7 @@ import { LineEditor } from '../src/tui/line-editor.ts';
 import { splitWords } from '../src/tui/repl.ts';
 import { uiColor } from '../src/tui/screen.ts';
 import { colorLevel } from '../src/cli/output.ts';
-import type { LogEvent } from '../src/kernel/types.ts';
+import type { LogEvent } from '../src/core/types.ts';
 import { tempDir } from './helpers.ts';
 
 afterEach(() => cleanup());

@@ -13,12 +13,12 @@
 //
 // Every decision is a log event `{ type: 'approval', tool, decision, reason? }` and an entry on
 // the agent's trace; every refused call of agent code is a denial on `locals.agent.denials`.
-import { AbortError, AgentAppsError, ConfigurationError } from '../kernel/errors.ts';
+import { AbortError, AgentAppsError, ConfigurationError } from '../core/errors.ts';
 import { askDesk } from '../kernel/asking.ts';
-import { APPROVAL_CHOICES, type Answer, type ApprovalQuestion } from '../kernel/ask.ts';
+import { APPROVAL_CHOICES, type Answer, type ApprovalQuestion } from '../core/ask.ts';
 import { parseAllowedTools } from '../kernel/allowed-tools.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
-import type { Context, LoadedTool } from '../kernel/types.ts';
+import type { Context, LoadedTool } from '../core/types.ts';
 
 export type Decision = 'allow' | 'allow-run' | 'deny' | 'refused';
 

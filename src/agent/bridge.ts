@@ -19,14 +19,14 @@
 // - `get` never returns internals, config or secrets; `set` never reaches them, the trace or usage;
 // - every host call runs under the execution's signal, so it is aborted when the execution ends.
 import path from 'node:path';
-import { AgentAppsError } from '../kernel/errors.ts';
+import { AgentAppsError } from '../core/errors.ts';
 import { isPathRef } from '../loader/names.ts';
 import { isInside, parseAllowedTools, realPath, type MatchEnv } from '../kernel/allowed-tools.ts';
-import { isPlainObject } from '../kernel/path.ts';
+import { isPlainObject } from '../core/path.ts';
 import { isCallable, type Callable, type VisibleOptions } from './visible-tools.ts';
 import { ApprovalState, denied, isRecorded, passGate, refuseByTrust, trustOf } from './approval.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
-import type { Context, JsonObject, LoadedTool, LogInput } from '../kernel/types.ts';
+import type { Context, JsonObject, LoadedTool, LogInput } from '../core/types.ts';
 
 /** Host memory that one agent run (its sub-agents included) may pin through payloads: JSON characters. */
 export interface HostBudget {

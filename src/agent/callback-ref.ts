@@ -2,7 +2,7 @@
 // function can be handed across a serializable boundary (the agent provider) as a plain ref.
 import { randomUUID } from 'node:crypto';
 import type { Kernel } from '../kernel/orchestrator.ts';
-import type { Context, ToolFn } from '../kernel/types.ts';
+import type { Context, ToolFn } from '../core/types.ts';
 
 export interface CallbackRef {
   ref: string;

@@ -3,9 +3,9 @@
 // reused across its turns. Every host call the code makes goes through the bridge (bridge.ts,
 // the security boundary). What the model gets back is one string: the result or `finished:`
 // value, then the console output; a failure is the tool's error, with its line.
-import { AgentAppsError, ValidationError } from '../kernel/errors.ts';
+import { AgentAppsError, ValidationError } from '../core/errors.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
-import type { Context, ToolDef } from '../kernel/types.ts';
+import type { Context, ToolDef } from '../core/types.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import { createBridge, jsonSafe, type AgentPolicy, type ExecutionHandle, type HostCall } from './bridge.ts';
 import type { SandboxLimits } from './limits.ts';

@@ -3,9 +3,9 @@
 // is a configuration error (E_CONFIG, exit 2), not a failed run — and enforced by the `agent`
 // skill for every provider: a provider whose hook keeps answering `continue` still stops after
 // `maxTurns` turn-ends, and one that keeps calling `invoke` after `maxSteps` is refused.
-import { AgentAppsError, ConfigurationError } from '../kernel/errors.ts';
+import { AgentAppsError, ConfigurationError } from '../core/errors.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
-import type { JsonObject } from '../kernel/types.ts';
+import type { JsonObject } from '../core/types.ts';
 import { DEFAULT_HOST_MB } from './bridge.ts';
 import { DEFAULT_AGENT_PROVIDER } from './provider.ts';
 

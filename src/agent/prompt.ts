@@ -2,7 +2,7 @@
 // tool documentation; the user message is the invocation's args as YAML under a one-line
 // instruction (or the `message` arg where the params declare one).
 import { createRequire } from 'node:module';
-import type { JsonObject } from '../kernel/types.ts';
+import type { JsonObject } from '../core/types.ts';
 import { listFolder } from '../loader/read.ts';
 import type { ToolDoc, VisibleTools } from './visible-tools.ts';
 

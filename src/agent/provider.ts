@@ -3,8 +3,8 @@
 // (`AgentArgs`); the provider runs agent code through `invokeRef`, reports each lifecycle event
 // to `hookRef` (`HookEvent`) and follows the directive the hook answers (`HookDirective`). This
 // file is the whole of that contract: a provider written against it runs under any agent-apps.
-import { AgentAppsError } from '../kernel/errors.ts';
-import type { JsonObject } from '../kernel/types.ts';
+import { AgentAppsError } from '../core/errors.ts';
+import type { JsonObject } from '../core/types.ts';
 
 /** The provider used when `model.agent` names none (seed 004). */
 export const DEFAULT_AGENT_PROVIDER = 'agent-strands';

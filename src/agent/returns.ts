@@ -1,9 +1,9 @@
 // Structured returns (seed 004, SPEC §11): the result is the value agent code passes to
 // `ctx.manager.finish()`, checked against `returns` before it is accepted — else the model's final
 // text, when it matches. A model that ends its turn without a result gets a reminder.
-import { ValidationError } from '../kernel/errors.ts';
+import { ValidationError } from '../core/errors.ts';
 import { check } from '../kernel/schema.ts';
-import type { Context, JsonObject } from '../kernel/types.ts';
+import type { Context, JsonObject } from '../core/types.ts';
 import type { HookDirective } from './provider.ts';
 
 export class Returns {

@@ -4,7 +4,7 @@
 // told on the bus as it happens: agent-start, turn-start, agent-message, tool-call, tool-result /
 // tool-error, turn-end, agent-error and agent-complete.
 import { eventBus } from '../events/runtime.ts';
-import type { Context } from '../kernel/types.ts';
+import type { Context } from '../core/types.ts';
 import type { TokenUsage } from './provider.ts';
 import type { Denial } from './approval.ts';
 

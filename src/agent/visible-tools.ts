@@ -5,7 +5,7 @@
 // its rules matches is callable with a `gate` (the bridge opens it), whatever allowed-tools says.
 import { parseAllowedTools, type MatchEnv } from '../kernel/allowed-tools.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
-import type { JsonObject } from '../kernel/types.ts';
+import type { JsonObject } from '../core/types.ts';
 import { ALWAYS_EXCLUDED } from './provider.ts';
 
 export interface ToolDoc {

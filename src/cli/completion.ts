@@ -5,8 +5,8 @@
 // --params after `run SKILL`, log levels, the shells. Nothing printed means: let the shell complete
 // file names (the value of --cwd, --path, --args-json …).
 import type { Command, Option } from 'commander';
-import { AgentAppsError } from '../kernel/errors.ts';
-import { createRuntime } from '../kernel/runtime.ts';
+import { AgentAppsError } from '../core/errors.ts';
+import { createRuntime } from '../runtime.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import { runtimeOptions, type GlobalOptions } from './runtime-options.ts';
 import type { CliIO } from './io.ts';
@@ -26,9 +26,9 @@ The script calls agent-apps each time you press Tab, so skill names come from th
 the command line being completed.
 
 Examples:
+  $ agent-apps completion fish > ~/.config/fish/completions/agent-apps.fish
   $ eval "$(agent-apps completion bash)"                  # in ~/.bashrc
-  $ source <(agent-apps completion zsh)                   # in ~/.zshrc, after compinit
-  $ agent-apps completion fish > ~/.config/fish/completions/agent-apps.fish`,
+  $ source <(agent-apps completion zsh)                   # in ~/.zshrc, after compinit`,
     )
     .action((shell: string) => {
       if (!(SHELLS as readonly string[]).includes(shell)) throw new AgentAppsError('E_USAGE', `completion: unknown shell '${shell}' — one of ${SHELLS.join(', ')}`);

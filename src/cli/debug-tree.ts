@@ -1,7 +1,7 @@
 // The pipeline tree of a `debug` run, rebuilt from its debug events (pipeline-enter / -exit,
 // next-enter / -exit, breakpoint-hit): printed by `debug` at the end (debug.ts), and drawn live
 // at a breakpoint by the terminal UI (src/tui/debug-view.ts), where some nodes are still open.
-import type { LogEvent } from '../kernel/types.ts';
+import type { LogEvent } from '../core/types.ts';
 
 export interface TreeNode {
   label: string;

@@ -1,8 +1,8 @@
 // `agent-apps debug <skill> [--PARAM VALUE …]` (SPEC §12): runs the skill with the `debug` hooks
 // on and prints the pipeline as an indented tree with timings on stderr; the result on stdout.
 import type { Command } from 'commander';
-import type { LogEvent } from '../kernel/types.ts';
-import type { Runtime } from '../kernel/runtime.ts';
+import type { LogEvent } from '../core/types.ts';
+import type { Runtime } from '../runtime.ts';
 import { painter, type Painter } from './output.ts';
 import { runSkill } from './run.ts';
 import { globalsOf } from './runtime-options.ts';

@@ -1,7 +1,7 @@
 // `agent-apps describe <skill>` (SPEC §12): declaration, origin, resolved cascade, ordered chain.
 import type { Command } from 'commander';
 import { createRequire } from 'node:module';
-import { createRuntime } from '../kernel/runtime.ts';
+import { createRuntime } from '../runtime.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import { diagnosticText } from '../loader/agent-skills.ts';
 import { painter } from './output.ts';

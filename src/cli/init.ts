@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { AgentAppsError } from '../kernel/errors.ts';
+import { AgentAppsError } from '../core/errors.ts';
 import { RUNS_DIR } from './reporters.ts';
 import { TEMPLATES, commandCwd, isDirectory, relative, writePlanned, type PlannedFile } from './scaffold.ts';
 import { globalsOf } from './runtime-options.ts';

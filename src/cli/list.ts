@@ -2,13 +2,13 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { createRuntime } from '../kernel/runtime.ts';
+import { createRuntime } from '../runtime.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import { LIBRARY_ROOT } from '../loader/search-paths.ts';
 import { painter } from './output.ts';
 import { globalsOf, runtimeOptions } from './runtime-options.ts';
 import type { CliIO } from './io.ts';
-import type { ToolSummary } from '../kernel/types.ts';
+import type { ToolSummary } from '../core/types.ts';
 
 export function registerList(program: Command, io: CliIO): void {
   program

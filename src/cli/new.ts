@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { AgentAppsError } from '../kernel/errors.ts';
+import { AgentAppsError } from '../core/errors.ts';
 import { MAX_NAME_LENGTH, NAME_RE } from '../loader/names.ts';
 import { scanRoot } from '../loader/scan.ts';
 import { LIBRARY_ROOT, WORKSPACE_SKILL_DIRS, findWorkspace } from '../loader/search-paths.ts';

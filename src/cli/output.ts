@@ -1,6 +1,6 @@
 // What the CLI prints and how it exits (SPEC §12): stdout carries only the result; errors are
 // one line on stderr (stack only with --debug); exit codes 0 / 1 / 2 / 3 / 130 / 143.
-import { AbortError, AgentAppsError, ValidationError } from '../kernel/errors.ts';
+import { AbortError, AgentAppsError, ValidationError } from '../core/errors.ts';
 import { escapeControl } from './escape.ts';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, refused: 3, interrupted: 130, terminated: 143 } as const;

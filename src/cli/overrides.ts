@@ -1,8 +1,8 @@
 // `--set KEY.PATH=VALUE` (SPEC §12): VALUE parsed as YAML, landing in the cascade's CLI level.
 import { createRequire } from 'node:module';
-import { AgentAppsError } from '../kernel/errors.ts';
-import { isPlainObject, setPath } from '../kernel/path.ts';
-import type { JsonObject } from '../kernel/types.ts';
+import { AgentAppsError } from '../core/errors.ts';
+import { isPlainObject, setPath } from '../core/path.ts';
+import type { JsonObject } from '../core/types.ts';
 import { findUnsafeKey, UNSAFE_KEYS } from './unsafe-keys.ts';
 
 // yaml is loaded when first needed, not at start-up.

@@ -3,7 +3,7 @@
 // <workspace>/.agent-apps/runs/<rootContextId>.jsonl, which `agent-apps tail` reads.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { LogEvent, Reporter } from '../kernel/types.ts';
+import type { LogEvent, Reporter } from '../core/types.ts';
 import type { Painter } from './output.ts';
 import { escapeControl } from './escape.ts';
 import { isWorkspace } from '../loader/search-paths.ts';

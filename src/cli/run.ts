@@ -1,9 +1,9 @@
 // `agent-apps run [skill] [--PARAM VALUE …]` (SPEC §12).
 import type { Command } from 'commander';
-import { createRuntime, type Runtime } from '../kernel/runtime.ts';
-import { ToolNotFoundError } from '../kernel/errors.ts';
+import { createRuntime, type Runtime } from '../runtime.ts';
+import { ToolNotFoundError } from '../core/errors.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
-import type { JsonObject, Reporter, ToolDecl } from '../kernel/types.ts';
+import type { JsonObject, Reporter, ToolDecl } from '../core/types.ts';
 import { EXIT, exitCodeFor, formatError, formatResult, painter, type Painter } from './output.ts';
 import { consoleReporter, jsonlReporter, recordsRuns } from './reporters.ts';
 import { settle } from '../events/runtime.ts';
@@ -14,7 +14,7 @@ import { skillHelp } from './skill-help.ts';
 import { globalsOf, mergeGlobals, runtimeOptions, type GlobalOptions } from './runtime-options.ts';
 import type { CliIO } from './io.ts';
 import { LineAsker } from '../kernel/line-asker.ts';
-import type { Asker } from '../kernel/ask.ts';
+import type { Asker } from '../core/ask.ts';
 
 export function registerRun(program: Command, io: CliIO): void {
   program

@@ -3,11 +3,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, Option } from 'commander';
-import { AgentAppsError } from '../kernel/errors.ts';
+import { AgentAppsError } from '../core/errors.ts';
 import { parseAllowedTools } from '../kernel/allowed-tools.ts';
-import type { LogLevel } from '../kernel/types.ts';
+import type { LogLevel } from '../core/types.ts';
 import { mergeOverrides, parseOverrides } from './overrides.ts';
-import type { RuntimeOptions } from '../kernel/runtime.ts';
+import type { RuntimeOptions } from '../runtime.ts';
 
 export interface GlobalOptions {
   cwd?: string;

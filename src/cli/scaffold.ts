@@ -2,7 +2,7 @@
 // `{{name}}` filled in — all or nothing, and never over a file that is already there.
 import fs from 'node:fs';
 import path from 'node:path';
-import { AgentAppsError } from '../kernel/errors.ts';
+import { AgentAppsError } from '../core/errors.ts';
 import { PACKAGE_ROOT } from '../loader/search-paths.ts';
 import { globalsOf } from './runtime-options.ts';
 import type { Command } from 'commander';

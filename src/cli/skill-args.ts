@@ -3,9 +3,9 @@
 // `--obj.key v` nests, `--args-json '{…}'` (or `-` for stdin) supplies JSON. Global options may
 // follow the skill name too (`run greet --name Ada --json`); `splitRunTokens` separates them.
 import { parseArgs } from 'node:util';
-import { AgentAppsError, ValidationError } from '../kernel/errors.ts';
-import { isPlainObject, setPath } from '../kernel/path.ts';
-import type { JsonObject } from '../kernel/types.ts';
+import { AgentAppsError, ValidationError } from '../core/errors.ts';
+import { isPlainObject, setPath } from '../core/path.ts';
+import type { JsonObject } from '../core/types.ts';
 import type { GlobalOptions } from './runtime-options.ts';
 import { UNSAFE_KEYS, findUnsafeKey } from './unsafe-keys.ts';
 import { closest } from './suggest.ts';

@@ -1,7 +1,7 @@
 // `agent-apps run SKILL --help`: the skill's own usage, read from its params schema — the same
 // schema that coerces `--PARAM VALUE` (skill-args.ts) and that validate-args enforces.
-import { isPlainObject } from '../kernel/path.ts';
-import type { ToolDecl } from '../kernel/types.ts';
+import { isPlainObject } from '../core/path.ts';
+import type { ToolDecl } from '../core/types.ts';
 
 type Schema = Record<string, unknown>;
 

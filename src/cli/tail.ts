@@ -3,11 +3,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { AgentAppsError } from '../kernel/errors.ts';
+import { AgentAppsError } from '../core/errors.ts';
 import { LEVELS } from '../kernel/log.ts';
 import { RUNS_DIR, escapeControl, recordsRuns } from './reporters.ts';
 import { findWorkspace } from '../loader/search-paths.ts';
-import type { LogEvent, LogLevel } from '../kernel/types.ts';
+import type { LogEvent, LogLevel } from '../core/types.ts';
 import { painter, type Painter } from './output.ts';
 import { globalsOf } from './runtime-options.ts';
 import type { CliIO } from './io.ts';

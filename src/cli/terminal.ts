@@ -4,8 +4,8 @@
 // plain progress lines. When the run is interactive (TTY stdin and stdout), the same screen is the
 // person to ask at a gate (createRuntime's asker) and draws `debug --break` pauses. Without a
 // terminal on stderr there is nothing of this: no ANSI codes, nothing loaded.
-import type { Answer, Asker, Question } from '../kernel/ask.ts';
-import type { Context } from '../kernel/types.ts';
+import type { Answer, Asker, Question } from '../core/ask.ts';
+import type { Context } from '../core/types.ts';
 import { loadTui, type TerminalHost } from '../tui/load.ts';
 import type { Screen } from '../tui/screen.ts';
 import type { PauseRequest } from '../tui/types.ts';

@@ -2,7 +2,7 @@
 // CLI's one format, `error [E_USAGE]: message` (exit 2), naming the command whose --help to read;
 // and the one line each subcommand's help gives instead of repeating every global option.
 import { CommanderError, type Command } from 'commander';
-import { AgentAppsError } from '../kernel/errors.ts';
+import { AgentAppsError } from '../core/errors.ts';
 import { closest } from './suggest.ts';
 
 export const GLOBAL_OPTIONS_LINE = '\nGlobal options (--cwd, --path, --set, --debug, --json …): see agent-apps --help';

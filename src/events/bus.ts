@@ -37,8 +37,8 @@
  * `bufferSize` events between trims; `buffered(topic)` returns the last `bufferSize`.
  */
 import { randomUUID } from 'node:crypto';
-import { AbortError, AgentAppsError } from '../kernel/errors.ts';
-import type { Event, EventHandler } from '../kernel/types.ts';
+import { AbortError, AgentAppsError } from '../core/errors.ts';
+import type { Event, EventHandler } from '../core/types.ts';
 
 export type EventFn = (event: Event) => unknown;
 export interface RefHandler {

@@ -2,7 +2,7 @@
 // tool-ref handlers run through the full pipeline from the root context, and whose handler
 // errors are logged (never thrown into event-emit).
 import { EventBus, getEventState } from './bus.ts';
-import type { Context, Event, EventHandler } from '../kernel/types.ts';
+import type { Context, Event, EventHandler } from '../core/types.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 
 export function eventBus(ctx: Context): EventBus {

@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import picomatch from 'picomatch';
-import { AgentAppsError } from './errors.ts';
+import { AgentAppsError } from '../core/errors.ts';
 
 export type ArgKind = 'path' | 'command' | 'text';
 

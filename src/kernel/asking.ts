@@ -1,9 +1,9 @@
-// The runtime's side of asking a person (SPEC §17): the asker a runtime holds (src/kernel/ask.ts
+// The runtime's side of asking a person (SPEC §17): the asker a runtime holds (src/core/ask.ts
 // is its contract), one question at a time, withdrawn when its caller aborts. Used by
 // `ctx.manager.ask()` and by the approval gates of agent code (src/agent/approval.ts).
-import { AbortError, AgentAppsError } from './errors.ts';
-import type { Answer, Asker, Choice, Question } from './ask.ts';
-import type { Globals } from './types.ts';
+import { AbortError, AgentAppsError } from '../core/errors.ts';
+import type { Answer, Asker, Choice, Question } from '../core/ask.ts';
+import type { Globals } from '../core/types.ts';
 
 /** Where a runtime keeps its asker (`createRuntime({ asker })`). */
 const KEY = 'asker';

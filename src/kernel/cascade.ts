@@ -2,9 +2,9 @@
 // chain, the tool's own metadata and the CLI level, lowest precedence first. Annotations (`$`
 // keys) are extracted per level and never reach the merged metadata.
 import { interpolate, type InterpolationVars } from './interpolate.ts';
-import { isPlainObject } from './path.ts';
-import type { JsonObject, LoadedTool } from './types.ts';
-import { ConfigurationError, type Place } from './errors.ts';
+import { isPlainObject } from '../core/path.ts';
+import type { JsonObject, LoadedTool } from '../core/types.ts';
+import { ConfigurationError, type Place } from '../core/errors.ts';
 import path from 'node:path';
 
 export type MergePolicy = 'replace' | 'deep' | 'append';

@@ -11,11 +11,11 @@
 // - when the chain runs out and no executor ran the tool, its function runs (leaf fallback) —
 //   at most once per invocation;
 // - an AbortError from an entry is refusal: the chain stops, upstream post-steps run.
-import { AbortError, AgentAppsError } from './errors.ts';
+import { AbortError, AgentAppsError } from '../core/errors.ts';
 import { sortEntries } from './order.ts';
 import { runHooks, type HookFrame, type HookInfo } from './hooks.ts';
 import { withEntryPlace, type ChainEntry, type HookRef } from './plan.ts';
-import type { ChainEntryInput, Context, LogInput } from './types.ts';
+import type { ChainEntryInput, Context, LogInput } from '../core/types.ts';
 
 /** What a chain needs from the context it serves. */
 export interface ChainHost {

@@ -2,9 +2,9 @@
 // globals) with a non-enumerable, immutable `manager`. Ids and signals are created lazily —
 // most contexts never need either, and the invoke benchmark shows the difference.
 import { randomUUID } from 'node:crypto';
-import { AgentAppsError } from './errors.ts';
-import { copyData, deepFreeze } from './path.ts';
-import type { Context, ContextManager, Envelope, Frontmatter, Globals, HistoryFrame, JsonObject, LocalConfig, Locals, Nonlocals, RunState, ToolDecl } from './types.ts';
+import { AgentAppsError } from '../core/errors.ts';
+import { copyData, deepFreeze } from '../core/path.ts';
+import type { Context, ContextManager, Envelope, Frontmatter, Globals, HistoryFrame, JsonObject, LocalConfig, Locals, Nonlocals, RunState, ToolDecl } from '../core/types.ts';
 
 export class ContextEnvelope implements Envelope {
   // Immutable (seed 001): private fields behind getters — assigning throws, and it costs nothing

@@ -1,7 +1,7 @@
 // JSON-Schema defaults from the tool's own `params`, applied once when the context is created
 // (SPEC §5): nothing later changes `args`. Only `properties.*.default`, recursively, as ajv's
 // `useDefaults` would — without compiling a validator on the hot path.
-import { isPlainObject } from './path.ts';
+import { isPlainObject } from '../core/path.ts';
 
 export function hasDefaults(schema: unknown): boolean {
   if (!isPlainObject(schema) || !isPlainObject(schema.properties)) return false;

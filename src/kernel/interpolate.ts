@@ -1,7 +1,7 @@
 // Interpolation of cascade values (SPEC §6.3): `${dir}`, `${root}`, `${workspace}`, `${cwd}`,
 // `${name}`, `${env.NAME}` in string values, per level, before merging. `$${` escapes.
-import { ConfigurationError } from './errors.ts';
-import { isPlainObject } from './path.ts';
+import { ConfigurationError } from '../core/errors.ts';
+import { isPlainObject } from '../core/path.ts';
 
 export interface InterpolationVars {
   dir: string;

@@ -1,11 +1,11 @@
-// A plain asker (src/kernel/ask.ts): questions as text on a stream, answers as lines from
+// A plain asker (src/core/ask.ts): questions as text on a stream, answers as lines from
 // another — no ink, no ANSI codes. Tests drive approval gates end to end with it
 // (`createRuntime({ asker: lineAsker({ input, output }) })`), and `run` uses it in a terminal
 // when no richer asker is given.
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { notInteractive } from './asking.ts';
-import type { Answer, ApprovalQuestion, Asker, PlainQuestion, Question } from './ask.ts';
+import type { Answer, ApprovalQuestion, Asker, PlainQuestion, Question } from '../core/ask.ts';
 
 export interface LineAskerOptions {
   input: Readable;

@@ -4,8 +4,8 @@
 // Limits (SPEC §15): an event's `text` is cut at 64 KiB (with a note saying how much went), and
 // the ring is bounded in bytes (64 MiB) as well as in count, oldest dropped. Each event is
 // measured once, as it enters the ring (`approxBytes`); the ring keeps the sizes beside it.
-import { ConfigurationError } from './errors.ts';
-import type { ConfigureOptions, LogEvent, LogLevel, LogSettings, Reporter, TailOptions } from './types.ts';
+import { ConfigurationError } from '../core/errors.ts';
+import type { ConfigureOptions, LogEvent, LogLevel, LogSettings, Reporter, TailOptions } from '../core/types.ts';
 
 export const LEVELS: Record<LogLevel, number> = { trace: 0, debug: 1, info: 2, warn: 3, error: 4 };
 const SECRET = /key|token|secret|password/i;

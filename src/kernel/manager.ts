@@ -2,8 +2,8 @@
 // `chain.ts`, hooks `hooks.ts`, the composed signal `signal.ts`; the manager holds one of each
 // for its context, plus its abort state, and reaches the rest of the runtime only through the
 // `KernelServices` it was handed (the orchestrator), so nothing here imports upward.
-import { AgentAppsError, toError } from './errors.ts';
-import { getPath, setPath } from './path.ts';
+import { AgentAppsError, toError } from '../core/errors.ts';
+import { getPath, setPath } from '../core/path.ts';
 import { Chain, type ChainHost } from './chain.ts';
 import { ComposedSignal } from './signal.ts';
 import type { HookInfo } from './hooks.ts';
@@ -12,8 +12,8 @@ import { sealShared, type ContextImpl } from './context.ts';
 import type { Logger } from './log.ts';
 import type { Registry } from '../loader/registry.ts';
 import { askDesk, normalizeChoices, notInteractive } from './asking.ts';
-import type { AskOptions } from './ask.ts';
-import type { ChainEntryInput, ConfigureOptions, Context, ContextManager, InvokeOptions, LoadedTool, LogInput, LogLevel, LogSettings, TailOptions, ToolDef, LogEvent } from './types.ts';
+import type { AskOptions } from '../core/ask.ts';
+import type { ChainEntryInput, ConfigureOptions, Context, ContextManager, InvokeOptions, LoadedTool, LogInput, LogLevel, LogSettings, TailOptions, ToolDef, LogEvent } from '../core/types.ts';
 
 /** What a manager needs from the kernel that created it (the orchestrator provides it). */
 export interface KernelServices {

@@ -2,17 +2,17 @@
 // its seed → origin / prompt / tool → history frame → authority and cascade (cached in the
 // Planner) → chain entries → run the chain. The kernel knows only how to invoke, cascade, sort
 // and run a chain; every middleware is a skill.
-import { AbortError, AgentAppsError, toError } from './errors.ts';
+import { AbortError, AgentAppsError, toError } from '../core/errors.ts';
 import { ContextImpl, ContextLocals, ContextRun, isContext } from './context.ts';
 import { Manager } from './manager.ts';
 import { applyDefaults, hasDefaults } from './defaults.ts';
-import { isPlainObject } from './path.ts';
+import { isPlainObject } from '../core/path.ts';
 import { DEFAULT_AFTER, DEFAULT_BEFORE, sortEntries } from './order.ts';
 import { parseAllowedTools } from './allowed-tools.ts';
 import { Planner, type ChainEntry, type HookRef, type Plan } from './plan.ts';
 import type { Logger } from './log.ts';
 import type { Registry } from '../loader/registry.ts';
-import type { Context, ContextSeed, ExtraMiddleware, Globals, InvokeOptions, JsonObject, LoadedTool, LocalConfig, Locals, Nonlocals, ToolDef, ToolDescription, ToolSummary } from './types.ts';
+import type { Context, ContextSeed, ExtraMiddleware, Globals, InvokeOptions, JsonObject, LoadedTool, LocalConfig, Locals, Nonlocals, ToolDef, ToolDescription, ToolSummary } from '../core/types.ts';
 import { isPathRef } from '../loader/names.ts';
 
 export interface KernelOptions {

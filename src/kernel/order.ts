@@ -5,7 +5,7 @@
 // ignored gets the default slot, so removing one middleware never moves another out of its phase.
 // A cycle is a ConfigurationError that prints the cycle and names where each of its edges was
 // declared.
-import { ConfigurationError, type Place } from './errors.ts';
+import { ConfigurationError, type Place } from '../core/errors.ts';
 
 export const SENTINELS = ['$configure', '$post-configure', '$pre-execute'] as const;
 export const DEFAULT_BEFORE: readonly string[] = Object.freeze(['$post-configure']);

@@ -3,12 +3,12 @@
 // result is shared by every call of the tool until the registry is invalidated.
 import { placeOf, resolveCascade, type CascadeLevel, type CascadeResult } from './cascade.ts';
 import { ContextRun, sealShared } from './context.ts';
-import { deepFreeze } from './path.ts';
-import { ConfigurationError, formatSchemaErrors, type Place, type SchemaError } from './errors.ts';
+import { deepFreeze } from '../core/path.ts';
+import { ConfigurationError, formatSchemaErrors, type Place, type SchemaError } from '../core/errors.ts';
 import { DEFAULT_AFTER, DEFAULT_BEFORE, sortEntries } from './order.ts';
 import { check } from './schema.ts';
 import { stronglyConnected } from './scc.ts';
-import type { Context, JsonObject, LoadedTool } from './types.ts';
+import type { Context, JsonObject, LoadedTool } from '../core/types.ts';
 import type { Registry } from '../loader/registry.ts';
 import type { IndexEntry } from '../loader/scan.ts';
 

@@ -1,6 +1,6 @@
 // JSON Schema validation with ajv (+ ajv-formats), loaded on first use so that skills without
 // schemas never pay for it. Validators are compiled once per schema object.
-import type { SchemaError } from './errors.ts';
+import type { SchemaError } from '../core/errors.ts';
 
 type Validate = ((data: unknown) => boolean) & { errors?: SchemaError[] | null };
 let ajv: { compile(schema: object | boolean): Validate } | undefined;

@@ -1,6 +1,6 @@
 // serializeContext (seed 001, "Serialization"): on demand; functions and other non-serializable
 // values become undefined, cycles "[Circular]", nesting is cut at `depth` (default 8).
-import type { Context } from './types.ts';
+import type { Context } from '../core/types.ts';
 
 export function serializeContext(ctx: Context, opts: { depth?: number } = {}): Record<string, unknown> {
   const depth = opts.depth ?? 8;

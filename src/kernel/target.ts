@@ -1,6 +1,6 @@
 // ctxTarget (seed 001, "The Target Context"): the served context of a middleware, with a guard.
-import { AgentAppsError } from './errors.ts';
-import type { Context, Frontmatter, ToolDef, ToolFn } from './types.ts';
+import { AgentAppsError } from '../core/errors.ts';
+import type { Context, Frontmatter, ToolDef, ToolFn } from '../core/types.ts';
 
 export function ctxTarget(ctx: Context): Context {
   const target = ctx.envelope.target;

@@ -9,9 +9,9 @@
 // `.skill.ts` files. The other top-level keys keep the meaning the format or Claude Code gives
 // them and never become middleware; only `allowed-tools` and `model` are honoured directly.
 import path from 'node:path';
-import { AgentAppsError } from '../kernel/errors.ts';
-import { isPlainObject } from '../kernel/path.ts';
-import type { Diagnostic, Frontmatter, JsonObject, ToolDecl } from '../kernel/types.ts';
+import { AgentAppsError } from '../core/errors.ts';
+import { isPlainObject } from '../core/path.ts';
+import type { Diagnostic, Frontmatter, JsonObject, ToolDecl } from '../core/types.ts';
 import { declare, keyLines, parseMarkdown } from './frontmatter.ts';
 import { agentSkillNameProblems, suggest } from './names.ts';
 import { binaryProblem, checkSkillFile, frontmatterProblem, readSkillFile } from './read.ts';

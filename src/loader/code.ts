@@ -2,8 +2,8 @@
 // cannot run the file (enums, namespaces, parameter properties …).
 import { spawnSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
-import { ConfigurationError } from '../kernel/errors.ts';
-import type { ToolDef } from '../kernel/types.ts';
+import { ConfigurationError } from '../core/errors.ts';
+import type { ToolDef } from '../core/types.ts';
 
 export interface CodeModule {
   frontmatter?: unknown;

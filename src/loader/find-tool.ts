@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { Registry } from './registry.ts';
 import { LIBRARY_ROOT } from './search-paths.ts';
-import type { LoadedTool, ToolDef } from '../kernel/types.ts';
+import type { LoadedTool, ToolDef } from '../core/types.ts';
 
 let shared: Registry | undefined;
 

@@ -1,9 +1,9 @@
 // Frontmatter → tool declaration (SPEC §3). Checked where it enters: a bad shape is a
 // configuration error naming the file (and YAML line), never a crash later on.
 import { createRequire } from 'node:module';
-import { ConfigurationError } from '../kernel/errors.ts';
-import { isPlainObject } from '../kernel/path.ts';
-import type { Frontmatter, JsonObject, ToolDecl } from '../kernel/types.ts';
+import { ConfigurationError } from '../core/errors.ts';
+import { isPlainObject } from '../core/path.ts';
+import type { Frontmatter, JsonObject, ToolDecl } from '../core/types.ts';
 import { nameProblem } from './names.ts';
 
 type Matter = (text: string, options: object) => { data: unknown; content: string };

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Frontmatter } from '../kernel/types.ts';
+import type { Frontmatter } from '../core/types.ts';
 import { LIBRARY_ROOT, PACKAGE_ROOT } from './search-paths.ts';
 
 export const LIBRARY_CACHE = path.join(PACKAGE_ROOT, 'dist', 'library-frontmatter.json');

@@ -1,5 +1,5 @@
 // Tool names and refs (SPEC §3, §4): a bare name matches NAME_RE; everything else is a path ref.
-import type { ToolDef } from '../kernel/types.ts';
+import type { ToolDef } from '../core/types.ts';
 
 export const NAME_RE = /^[a-z0-9][a-z0-9-]*$/;
 

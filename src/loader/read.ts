@@ -3,7 +3,7 @@
 // since opening a FIFO blocks), and never more than the caps: 5 MiB a file, 1 MiB of frontmatter.
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigurationError } from '../kernel/errors.ts';
+import { ConfigurationError } from '../core/errors.ts';
 
 export const MAX_SKILL_FILE_BYTES = 5 * 1024 * 1024;
 export const MAX_FRONTMATTER_BYTES = 1024 * 1024;

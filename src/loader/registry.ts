@@ -4,8 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigurationError, ToolNotFoundError } from '../kernel/errors.ts';
-import type { LoadedTool, ToolDef, ToolSummary } from '../kernel/types.ts';
+import { ConfigurationError, ToolNotFoundError } from '../core/errors.ts';
+import type { LoadedTool, ToolDef, ToolSummary } from '../core/types.ts';
 import { checkAgentSkill, diagnosticText } from './agent-skills.ts';
 import { importCodeSkill, importInline } from './code.ts';
 import { declare, parseMarkdown } from './frontmatter.ts';

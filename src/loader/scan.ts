@@ -3,7 +3,7 @@
 // skill's `name: '…'`), else the file stem; the full parse happens when a tool is loaded.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ToolKind } from '../kernel/types.ts';
+import type { ToolKind } from '../core/types.ts';
 import { NAME_RE, agentSkillNameProblems, codeSkillStem, nameProblem } from './names.ts';
 import { checkSkillFile, readSkillHead } from './read.ts';
 

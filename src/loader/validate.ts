@@ -4,8 +4,8 @@
 // a bad declaration, an import that fails — is reported where it is.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { AgentAppsError } from '../kernel/errors.ts';
-import type { Diagnostic } from '../kernel/types.ts';
+import type { AgentAppsError } from '../core/errors.ts';
+import type { Diagnostic } from '../core/types.ts';
 import { checkAgentSkillFile } from './agent-skills.ts';
 import { codeSkillStem } from './names.ts';
 import type { Registry } from './registry.ts';

@@ -15,7 +15,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import type { JSONRPCMessage, ReadBuffer, Transport } from '@modelcontextprotocol/client';
-import type { LogInput } from '../kernel/types.ts';
+import type { LogInput } from '../core/types.ts';
 import { fingerprint, type StdioServer } from './config.ts';
 import { processTree, killAll, trackPid, untrackPid } from './client-processes.ts';
 

@@ -12,8 +12,8 @@
 //   passed), an aborted context cancels the request, and results are mapped by SPEC §16.
 import { Client, ReadBuffer, StreamableHTTPClientTransport, serializeMessage, type CallToolResult, type Tool, type Transport } from '@modelcontextprotocol/client';
 import fs from 'node:fs';
-import { AbortError, AgentAppsError } from '../kernel/errors.ts';
-import type { LogInput } from '../kernel/types.ts';
+import { AbortError, AgentAppsError } from '../core/errors.ts';
+import type { LogInput } from '../core/types.ts';
 import { VERSION } from '../cli/version.ts';
 import { describeServer, whereConfigured, type ServerConfig } from './config.ts';
 import { SpawnedTransport, spawnServer, type ProcessInfo, type SpawnedServer } from './client-stdio.ts';

@@ -5,9 +5,9 @@
 // No MCP SDK here: this module is loaded to resolve names, before anything connects.
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigurationError } from '../kernel/errors.ts';
+import { ConfigurationError } from '../core/errors.ts';
 import { interpolate, type InterpolationVars } from '../kernel/interpolate.ts';
-import { isPlainObject } from '../kernel/path.ts';
+import { isPlainObject } from '../core/path.ts';
 
 export const PROTOCOLS = ['2026-07-28', '2025-11-25'] as const;
 export type ProtocolPin = (typeof PROTOCOLS)[number];

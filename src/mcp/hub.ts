@@ -13,10 +13,10 @@
 // loads only when a server is connected (client.ts).
 import fs from 'node:fs';
 import path from 'node:path';
-import { AgentAppsError, ToolNotFoundError } from '../kernel/errors.ts';
-import { isPlainObject } from '../kernel/path.ts';
+import { AgentAppsError, ToolNotFoundError } from '../core/errors.ts';
+import { isPlainObject } from '../core/path.ts';
 import type { InterpolationVars } from '../kernel/interpolate.ts';
-import type { JsonObject, LoadedTool, LogInput, ToolSummary } from '../kernel/types.ts';
+import type { JsonObject, LoadedTool, LogInput, ToolSummary } from '../core/types.ts';
 import { declare } from '../loader/frontmatter.ts';
 import { nameProblem, suggest } from '../loader/names.ts';
 import type { IndexEntry, RootIndex } from '../loader/scan.ts';

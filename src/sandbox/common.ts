@@ -2,7 +2,7 @@
 // in, JSON text out). The inline engine (sandbox.ts) answers host calls with it directly; in
 // process mode the child forwards the JSON text to the parent, which answers with it (process.ts).
 
-import { ConfigurationError } from '../kernel/errors.ts';
+import { ConfigurationError } from '../core/errors.ts';
 import type { SandboxHost, SandboxOptions, SandboxResult } from './types.ts';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;

@@ -27,7 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { AbortError, AgentAppsError } from '../kernel/errors.ts';
+import { AbortError, AgentAppsError } from '../core/errors.ts';
 import { answerHostCall, failure, limitsOf, messageOf, SPIN_MS, Spinner, type Limits } from './common.ts';
 import type { RunOptions, SandboxEngine, SandboxHost, SandboxOptions, SandboxResult } from './types.ts';
 

@@ -10,7 +10,7 @@
 //   catch then end the child, not this process.
 
 import ivm from 'isolated-vm';
-import { AbortError, AgentAppsError, ConfigurationError } from '../kernel/errors.ts';
+import { AbortError, AgentAppsError, ConfigurationError } from '../core/errors.ts';
 import { BOOTSTRAP_SOURCE, type BootConfig, type Bridge } from './bootstrap.ts';
 import { answerHostCall, failure, limitsOf, messageOf, MAX_PAYLOAD_CHARS, RAW_CALL, type HostAnswer, type RawHost } from './common.ts';
 import { ProcessSandbox } from './process.ts';

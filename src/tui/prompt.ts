@@ -5,7 +5,7 @@
 // Ctrl-C at a gate interrupts: a `run` is aborted (exit 130); in the repl, the running command.
 import React from 'react';
 import { Box, Text, useInput } from 'ink';
-import type { ApprovalQuestion, Choice, PlainQuestion } from '../kernel/ask.ts';
+import type { ApprovalQuestion, Choice, PlainQuestion } from '../core/ask.ts';
 import { escapeControl } from '../cli/escape.ts';
 import { LineEditor } from './line-editor.ts';
 import { oneLine } from './text.ts';

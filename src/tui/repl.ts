@@ -8,11 +8,11 @@
 import { Box, Text, useInput } from 'ink';
 import React from 'react';
 import { Spinner } from '@inkjs/ui';
-import { AgentAppsError } from '../kernel/errors.ts';
-import { createRuntime, type Runtime, type RuntimeOptions } from '../kernel/runtime.ts';
+import { AgentAppsError } from '../core/errors.ts';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
-import type { Context, JsonObject, LogEvent, LogLevel, Reporter } from '../kernel/types.ts';
-import type { Asker } from '../kernel/ask.ts';
+import type { Context, JsonObject, LogEvent, LogLevel, Reporter } from '../core/types.ts';
+import type { Asker } from '../core/ask.ts';
 import { parseSkillArgs } from '../cli/skill-args.ts';
 import { skillHelp } from '../cli/skill-help.ts';
 import { mergeOverrides, parseOverrides } from '../cli/overrides.ts';

@@ -12,8 +12,8 @@ import React from 'react';
 import chalk from 'chalk';
 import { Box, Static, render, useInput, useStderr, useWindowSize, type Instance } from 'ink';
 import { ThemeProvider, defaultTheme, extendTheme } from '@inkjs/ui';
-import { AbortError } from '../kernel/errors.ts';
-import type { Answer, Question } from '../kernel/ask.ts';
+import { AbortError } from '../core/errors.ts';
+import type { Answer, Question } from '../core/ask.ts';
 import { AgentTracker, type AgentLive, type Block, type ProgressEvent } from './agent-state.ts';
 import { AgentLiveView, BlockView, FocusContext, ThemeContext, h, themeFor, type Element, type Theme } from './ui.ts';
 import { QuestionView } from './prompt.ts';
@@ -225,7 +225,7 @@ export class Screen {
     else process.kill(process.pid, 'SIGINT');
   };
 
-  /** A question for the person (the Asker contract, src/kernel/ask.ts): one shown at a time, in order. */
+  /** A question for the person (the Asker contract, src/core/ask.ts): one shown at a time, in order. */
   ask(question: Question, signal: AbortSignal): Promise<Answer> {
     if (signal.aborted) return Promise.reject(abortReason(signal));
     return new Promise<Answer>((resolve, reject) => {

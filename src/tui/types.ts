@@ -1,7 +1,7 @@
 // Shapes shared by the screen (screen.ts) and the parts it shows, kept apart so that no two of
 // those modules import each other.
-import type { Answer, Question } from '../kernel/ask.ts';
-import type { LogEvent } from '../kernel/types.ts';
+import type { Answer, Question } from '../core/ask.ts';
+import type { LogEvent } from '../core/types.ts';
 
 export interface PendingQuestion {
   id: number;

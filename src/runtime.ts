@@ -1,18 +1,18 @@
 // createRuntime (SPEC §13): search paths, registry, logger, kernel and the root context.
 import path from 'node:path';
-import { Kernel } from './orchestrator.ts';
-import { Logger } from './log.ts';
-import { Registry } from '../loader/registry.ts';
-import { LIBRARY_ROOT, PACKAGE_ROOT, defaultPaths, findWorkspace } from '../loader/search-paths.ts';
-import { installModuleHooks } from '../loader/module-hooks.ts';
-import { declare } from '../loader/frontmatter.ts';
-import { settle } from '../events/runtime.ts';
-import { AgentAppsError } from './errors.ts';
-import type { Manager } from './manager.ts';
-import { setAsker } from './asking.ts';
-import { parseAllowedTools } from './allowed-tools.ts';
-import type { Asker } from './ask.ts';
-import type { Context, Globals, InvokeOptions, JsonObject, LoadedTool, Reporter, ToolDef, ToolDescription, ToolSummary } from './types.ts';
+import { Kernel } from './kernel/orchestrator.ts';
+import { Logger } from './kernel/log.ts';
+import { Registry } from './loader/registry.ts';
+import { LIBRARY_ROOT, PACKAGE_ROOT, defaultPaths, findWorkspace } from './loader/search-paths.ts';
+import { installModuleHooks } from './loader/module-hooks.ts';
+import { declare } from './loader/frontmatter.ts';
+import { settle } from './events/runtime.ts';
+import { AgentAppsError } from './core/errors.ts';
+import type { Manager } from './kernel/manager.ts';
+import { setAsker } from './kernel/asking.ts';
+import { parseAllowedTools } from './kernel/allowed-tools.ts';
+import type { Asker } from './core/ask.ts';
+import type { Context, Globals, InvokeOptions, JsonObject, LoadedTool, Reporter, ToolDef, ToolDescription, ToolSummary } from './core/types.ts';
 
 export interface RuntimeOptions {
   cwd?: string;
@@ -45,7 +45,7 @@ export interface Runtime {
 }
 
 /** Set by the entry module (src/index.ts or dist/index.js) so skills' `agent-apps` imports resolve to it. */
-let entryUrl = new URL('../index.ts', import.meta.url).href;
+let entryUrl = new URL('./index.ts', import.meta.url).href;
 export function setEntryUrl(url: string): void {
   entryUrl = url;
 }
@@ -114,7 +114,7 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
       // SPEC §13: close() emits `shutdown` to whoever subscribed, and gives their handlers a
       // bounded time to settle before the root is aborted — unless it was announced already
       // (the CLI emits it on SIGINT / SIGTERM; event-emit sets the flag).
-      const bus = globals.internals.eventBus as import('../events/bus.ts').EventBus | undefined;
+      const bus = globals.internals.eventBus as import('./events/bus.ts').EventBus | undefined;
       if (bus && globals.internals.shutdownEmitted !== true) {
         try {
           const { dispatched } = bus.emit({ topic: 'shutdown', type: 'close', data: { reason: 'runtime.close()' }, source: 'runtime', rootContextId: root.nonlocals.rootContextId });
@@ -130,7 +130,7 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
       await logger.close();
       // SPEC §15: what the runtime retained goes with it — replay buffers, queued events and
       // handlers, the log ring — even while the caller still holds the runtime object.
-      (globals.internals.eventBus as import('../events/bus.ts').EventBus | undefined)?.clear();
+      (globals.internals.eventBus as import('./events/bus.ts').EventBus | undefined)?.clear();
       logger.clear();
     },
   };
