@@ -32,7 +32,7 @@ export default async function eventEmit(ctx: Context, args: { topic: string; typ
   // runtime.close() announces `shutdown` only if nobody did yet (the CLI does on SIGINT / SIGTERM).
   if (event.topic === 'shutdown') ctx.globals.internals.shutdownEmitted = true;
   // The CLI's shutdown grace waits on what this emit dispatched.
-  const pending = (ctx.globals.internals.dispatched as Promise<void>[] | undefined) ?? [];
+  const pending = ctx.globals.internals.dispatched ?? [];
   pending.push(dispatched);
   if (pending.length > 64) pending.splice(0, pending.length - 64);
   ctx.globals.internals.dispatched = pending;

@@ -43,3 +43,10 @@ export default async function profile(ctx: Context) {
   }
   return undefined;
 }
+
+declare module 'agent-apps' {
+  interface RuntimeState {
+    /** Durations recorded by the `profile` hook; `--profile` prints them. */
+    profile?: Profile;
+  }
+}

@@ -6,6 +6,7 @@ export const frontmatter = {
   metadata: {
     tags: ['interactive'],
     params: { type: 'object', properties: { prompt: { type: 'string', default: 'agent-apps› ', description: 'The prompt.' } }, additionalProperties: false },
+    returns: { description: 'Nothing: results are drawn on the terminal, stdout stays empty.' },
   },
 };
 

@@ -6,6 +6,7 @@ export const frontmatter = {
   metadata: {
     tags: ['interactive'],
     params: { type: 'object', properties: { restart: { type: 'boolean', default: false, description: 'Start again from the first step.' } }, additionalProperties: false },
+    returns: { description: 'Nothing: the tour is drawn on the terminal, stdout stays empty.' },
   },
 };
 

@@ -1,7 +1,7 @@
 // The public API of agent-apps (SPEC §13). Skills import from the bare specifier `agent-apps`,
 // which the runtime resolves to this module wherever the skill lives.
 import { setEntryUrl } from './runtime.ts';
-import type { Manager } from './kernel/manager.ts';
+import { managerOf } from './kernel/manager.ts';
 import type { Kernel } from './kernel/orchestrator.ts';
 import type { Context } from './core/types.ts';
 import { check } from './kernel/schema.ts';
@@ -52,6 +52,7 @@ export type {
   TokenUsage,
 } from './agent/provider.ts';
 export type {
+  RuntimeState,
   Context,
   ContextManager,
   ContextSeed,
@@ -88,16 +89,16 @@ export type {
 export const internals = {
   /** Runs `target`'s tool function once; returns its value (undefined if it has none). */
   runFunction(target: Context): Promise<unknown> {
-    return (target.manager as Manager).runFunction();
+    return managerOf(target).runFunction();
   },
   hasFunction(target: Context): boolean {
-    return typeof (target.manager as Manager).tool.fn === 'function';
+    return typeof managerOf(target).tool.fn === 'function';
   },
   kernel(ctx: Context): Kernel {
-    return ctx.globals.internals.kernel as Kernel;
+    return ctx.globals.internals.kernel;
   },
   tool(ctx: Context) {
-    return (ctx.manager as Manager).tool;
+    return managerOf(ctx).tool;
   },
   /** JSON Schema check with ajv (loaded on first use); returns ajv's error list. */
   check,

@@ -8,7 +8,7 @@ import { installModuleHooks } from './loader/module-hooks.ts';
 import { declare } from './loader/frontmatter.ts';
 import { settle } from './events/runtime.ts';
 import { AgentAppsError } from './core/errors.ts';
-import type { Manager } from './kernel/manager.ts';
+import { managerOf } from './kernel/manager.ts';
 import { setAsker } from './kernel/asking.ts';
 import { parseAllowedTools } from './kernel/allowed-tools.ts';
 import type { Asker } from './core/ask.ts';
@@ -65,7 +65,8 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
   const paths = Object.freeze(defaultPaths({ cwd, workspace, paths: opts.paths })) as string[];
   const logger = new Logger();
   for (const r of opts.reporters ?? []) logger.addReporter(r);
-  const globals: Globals = { config: {}, tools: new Map<string, LoadedTool>(), cache: new Map(), internals: { log: logger } };
+  // kernel and root join the state just below, once they exist.
+  const globals: Globals = { config: {}, tools: new Map<string, LoadedTool>(), cache: new Map(), internals: { log: logger } as Globals['internals'] };
   const registry = new Registry(LIBRARY_ROOT, globals.tools);
   const kernel = new Kernel({
     registry,
@@ -114,7 +115,7 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
       // SPEC §13: close() emits `shutdown` to whoever subscribed, and gives their handlers a
       // bounded time to settle before the root is aborted — unless it was announced already
       // (the CLI emits it on SIGINT / SIGTERM; event-emit sets the flag).
-      const bus = globals.internals.eventBus as import('./events/bus.ts').EventBus | undefined;
+      const bus = globals.internals.eventBus;
       if (bus && globals.internals.shutdownEmitted !== true) {
         try {
           const { dispatched } = bus.emit({ topic: 'shutdown', type: 'close', data: { reason: 'runtime.close()' }, source: 'runtime', rootContextId: root.nonlocals.rootContextId });
@@ -126,12 +127,25 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
           await fn();
         } catch {}
       }
-      (root.manager as Manager).abort('runtime closed', true);
+      managerOf(root).abort('runtime closed', true);
       await logger.close();
       // SPEC §15: what the runtime retained goes with it — replay buffers, queued events and
       // handlers, the log ring — even while the caller still holds the runtime object.
-      (globals.internals.eventBus as import('./events/bus.ts').EventBus | undefined)?.clear();
+      globals.internals.eventBus?.clear();
       logger.clear();
     },
   };
+}
+
+declare module './core/types.ts' {
+  interface RuntimeState {
+    /** This runtime's kernel: resolution, planning, invocation (set by createRuntime). */
+    kernel: Kernel;
+    /** The runtime's root context. */
+    root: Context;
+    /** The log ring and its reporters (SPEC §10). */
+    log: Logger;
+    /** `--approve` / createRuntime({ approve }): calls that pass an approval gate unasked (SPEC §17). */
+    approve?: string;
+  }
 }

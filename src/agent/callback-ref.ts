@@ -10,7 +10,7 @@ export interface CallbackRef {
 }
 
 export function createCallbackRef(ctx: Context, prefix: string, fn: ToolFn, description = 'callback ref'): CallbackRef {
-  const kernel = ctx.globals.internals.kernel as Kernel;
+  const kernel = ctx.globals.internals.kernel;
   const ref = `${prefix}-${randomUUID().slice(0, 8)}`;
   // Hidden, and outside every cascade: the default pipeline still runs around it.
   kernel.registry.register({ name: ref, frontmatter: { name: ref, description, metadata: { visibility: 'hidden', tags: ['meta-internal', 'callback'] } }, fn }, 'programmatic', { ephemeral: true });

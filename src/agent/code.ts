@@ -124,7 +124,7 @@ export class AgentCode {
    * result | error }. Reporting only: nothing here changes what the call does or returns.
    */
   #reported(call: (method: string, a: unknown[], size: number) => Promise<unknown>): (method: string, a: unknown[], size: number) => Promise<unknown> {
-    const progress = this.#o.served.globals.internals.progress as ((e: { type: string; skill: string; [key: string]: unknown }) => void) | undefined;
+    const progress = this.#o.served.globals.internals.progress;
     if (typeof progress !== 'function') return call;
     const skill = this.#o.display;
     const report = (e: { type: string; [key: string]: unknown }) => {

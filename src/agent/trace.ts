@@ -51,7 +51,7 @@ export class AgentTrace {
   constructor(o: TraceOptions) {
     this.#o = o;
     o.served.locals.agent = { trace: this.entries, usage: this.usage, denials: this.denials };
-    this.#progress = o.ctx.globals.internals.progress as ((e: ReportedEvent & { skill: string }) => void) | undefined;
+    this.#progress = o.ctx.globals.internals.progress;
   }
 
   /** A hook event: a trace entry, a line for the progress reporter, and its bus event (or its tokens). */
@@ -90,5 +90,19 @@ export class AgentTrace {
   /** The run failed with `error`: agent-error. */
   fail(error: { message: string; code?: string }, steps: number): void {
     this.emit('agent-error', { skill: this.#o.skillName, error: { message: error.message, code: error.code }, usage: this.usage, steps });
+  }
+}
+
+/** Where an agent reports its lifecycle as it runs: the CLI's printer, the terminal view, mcp serve. */
+export interface ProgressSink {
+  (event: { type: string; skill: string; [key: string]: unknown }): void;
+  /** The sink shows model text as it streams (the provider then sends deltas). */
+  deltas?: boolean;
+}
+
+declare module '../core/types.ts' {
+  interface RuntimeState {
+    /** The agent progress reporter, when something shows runs live. */
+    progress?: ProgressSink;
   }
 }

@@ -187,7 +187,7 @@ async function skillFlags(g: GlobalOptions, skill: string): Promise<string[]> {
   const rt = await createRuntime(runtimeOptions(g));
   try {
     const cfg = rt.root.locals.config;
-    const params = (await (rt.root.globals.internals.kernel as Kernel).resolve(skill, cfg.paths, cfg.cwd)).decl.params as { properties?: Record<string, { type?: unknown }> } | undefined;
+    const params = (await rt.root.globals.internals.kernel.resolve(skill, cfg.paths, cfg.cwd)).decl.params as { properties?: Record<string, { type?: unknown }> } | undefined;
     const props = params?.properties && typeof params.properties === 'object' ? params.properties : {};
     return Object.entries(props).flatMap(([k, p]) => (p?.type === 'boolean' ? [`--${k}`, `--no-${k}`] : [`--${k}`]));
   } catch {

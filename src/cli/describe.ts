@@ -39,7 +39,7 @@ Examples:
       try {
         const d = await runtime.describe(skill);
         const config = runtime.root.locals.config;
-        const kernel = runtime.root.globals.internals.kernel as Kernel;
+        const kernel = runtime.root.globals.internals.kernel;
         const tool = await kernel.resolve(skill, config.paths, config.cwd);
         const warnings = (tool.diagnostics ?? []).filter((x) => x.severity === 'warning').map(diagnosticText);
         // Only the skill a bare name finds shadows anything (a path ref may name a shadowed one).

@@ -34,7 +34,7 @@ Examples:
       try {
         const config = runtime.root.locals.config;
         // A listing for a person: SKILL.md's user-invocable / disable-model-invocation decide (SPEC §3.1).
-        const list = await (runtime.root.globals.internals.kernel as Kernel).registry.list(config.paths, { all: !!opts.all, user: true });
+        const list = await runtime.root.globals.internals.kernel.registry.list(config.paths, { all: !!opts.all, user: true });
         const cwd = config.cwd;
         if (g.json) io.stdout.write(JSON.stringify(list) + '\n');
         else io.stdout.write(await table(list, cwd, g.color !== false, io));

@@ -67,7 +67,7 @@ async function splitAfterSkill(skill: string, tokens: string[], g: GlobalOptions
   let argumentHint: string | undefined;
   try {
     const config = probe.root.locals.config;
-    const tool = await (probe.root.globals.internals.kernel as Kernel).resolve(skill, config.paths, config.cwd);
+    const tool = await probe.root.globals.internals.kernel.resolve(skill, config.paths, config.cwd);
     decl = tool.decl;
     argumentHint = tool.skill?.argumentHint;
   } catch {
@@ -132,7 +132,7 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
     jsonl?.close?.();
   });
   try {
-    const kernel = root.globals.internals.kernel as Kernel;
+    const kernel = root.globals.internals.kernel;
     let params: unknown;
     try {
       params = (await kernel.resolve(skill, config.paths, config.cwd)).decl.params;
@@ -164,7 +164,7 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
     // The UI goes before anything else is printed: the result alone on stdout, after it.
     await terminal?.close();
     await extras.after?.(runtime);
-    if (g.profile) io.stderr.write(profileTable(root.globals.internals.profile as Profile | undefined, paint));
+    if (g.profile) io.stderr.write(profileTable(root.globals.internals.profile, paint));
     const out = formatResult(result, !!g.json);
     if (out !== undefined) await write(io.stdout, out.endsWith('\n') ? out : out + '\n');
     return EXIT.ok;
@@ -264,9 +264,9 @@ function installSignals(controller: AbortController, runtime: Runtime, io: CliIO
     state.signal = sig;
     io.stderr.write(`\n${sig === 'SIGINT' ? 'interrupted' : 'terminated'} — shutting down (Ctrl-C again to exit at once)\n`);
     try {
-      const before = (runtime.root.globals.internals.dispatched as Promise<void>[] | undefined)?.length ?? 0;
+      const before = runtime.root.globals.internals.dispatched?.length ?? 0;
       await runtime.invoke('event-emit', { topic: 'shutdown', type: sig === 'SIGINT' ? 'sigint' : 'sigterm', data: { signal: sig }, source: 'cli' });
-      const dispatched = ((runtime.root.globals.internals.dispatched as Promise<void>[] | undefined) ?? []).slice(before);
+      const dispatched = (runtime.root.globals.internals.dispatched ?? []).slice(before);
       if (dispatched.length) await settle(Promise.all(dispatched).then(() => undefined), grace);
     } catch {
       // Shutdown must proceed even if emitting fails.

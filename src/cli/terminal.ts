@@ -82,3 +82,14 @@ export function cliTerminal(io: CliIO, o: CliTerminalOptions): CliTerminal | und
     },
   };
 }
+
+declare module '../core/types.ts' {
+  interface RuntimeState {
+    /** The root of a CLI run in a terminal (TTY stdin and stdout). */
+    interactive?: boolean;
+    /** Draws a paused pipeline for `debug --break` and returns the person's choice. */
+    breakpoint?: (request: PauseRequest, signal?: AbortSignal) => Promise<'continue' | 'step'>;
+    /** The CLI's screen and options, for skills that draw (repl, tutor). */
+    terminal?: TerminalHost;
+  }
+}

@@ -43,7 +43,7 @@ Examples:
         const config = runtime.root.locals.config;
         const cwd = config.cwd;
         const targets = paths.length ? paths.map((p) => path.resolve(cwd, p)) : config.paths.filter((p) => p !== LIBRARY_ROOT && exists(p));
-        const kernel = runtime.root.globals.internals.kernel as Kernel;
+        const kernel = runtime.root.globals.internals.kernel;
         const { problems, checked } = await validatePaths(targets, kernel.registry);
         const errors = problems.filter((p) => p.severity === 'error').length;
         const warnings = problems.length - errors;

@@ -138,10 +138,24 @@ export interface Globals {
   [key: string]: unknown;
 }
 
-/** Long-lived runtime state; event state and the log ring live here (SPEC §8, §10). */
-export interface Internals {
-  [key: string]: unknown;
-}
+/**
+ * The runtime's own long-lived state on `globals.internals` (seed 001), typed. Each subsystem
+ * declares the keys it owns where it owns them, by declaration merging — as Hono's
+ * `ContextVariableMap` —
+ *
+ *     declare module '../core/types.ts' { interface RuntimeState { eventBus?: EventBus } }
+ *
+ * (a skill: `declare module 'agent-apps' { interface RuntimeState { profile?: Profile } }`), and
+ * reads them as `ctx.globals.internals.KEY`: typed, no cast. A key nobody declared is a type error.
+ * Who owns what: src/runtime.ts (kernel, root, log, approve), src/events/ (the bus, its maps,
+ * dispatched handlers, shutdown), src/agent/trace.ts (progress), src/cli/terminal.ts (interactive,
+ * breakpoint, terminal), skills/profile and skills/debug (profile, debugStep).
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface RuntimeState {}
+
+/** `globals.internals`: the runtime state (the seed's name for it). */
+export type Internals = RuntimeState;
 
 export interface Envelope {
   readonly id: string;

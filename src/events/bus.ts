@@ -191,7 +191,10 @@ const views = new WeakMap<object, EventState>();
  * call while those maps stay in place). `bufferSize` / `bufferBytes`, when given, update the
  * view's replay buffer limits.
  */
-export function getEventState(internals: Record<string, unknown>, opts: { bufferSize?: number; bufferBytes?: number } = {}): EventState {
+export function getEventState(state: object, opts: { bufferSize?: number; bufferBytes?: number } = {}): EventState {
+  // The bus's own maps on globals.internals (declared below); it takes the state as an object so
+  // that a test or a second bus can hand it any holder.
+  const internals = state as Record<string, unknown>;
   const events = ensureMap<string, Subscription[]>(internals, 'events');
   const eventQueues = ensureMap<string, Map<string, QueueState>>(internals, 'eventQueues');
   const eventBuffers = ensureMap<string, Event[]>(internals, 'eventBuffers');
@@ -704,4 +707,17 @@ function ensureMap<K, V>(internals: Record<string, unknown>, key: string): Map<K
   }
   if (!(value instanceof Map)) throw new AgentAppsError('E_INTERNAL', `globals.internals.${key} is not a Map`);
   return value as Map<K, V>;
+}
+
+declare module '../core/types.ts' {
+  interface RuntimeState {
+    /** topic → handlers (getEventState). */
+    events?: Map<string, Subscription[]>;
+    /** topic → queue name → queue state. */
+    eventQueues?: Map<string, Map<string, QueueState>>;
+    /** topic → replay buffer. */
+    eventBuffers?: Map<string, Event[]>;
+    /** topic → the replay buffer's byte bookkeeping. */
+    eventBufferSizes?: Map<string, BufferSizes>;
+  }
 }

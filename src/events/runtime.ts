@@ -7,9 +7,9 @@ import type { Kernel } from '../kernel/orchestrator.ts';
 
 export function eventBus(ctx: Context): EventBus {
   const internals = ctx.globals.internals;
-  let bus = internals.eventBus as EventBus | undefined;
+  let bus = internals.eventBus;
   if (bus) return bus;
-  const root = internals.root as Context;
+  const root = internals.root;
   const state = getEventState(internals);
   bus = new EventBus(state, {
     // Seed 003: the handler is invoked "with the event envelope as args" — its fields at the top
@@ -40,7 +40,7 @@ export function eventBus(ctx: Context): EventBus {
 export function eventBusReady(ctx: Context): Promise<EventBus> {
   const internals = ctx.globals.internals;
   const bus = eventBus(ctx);
-  let ready = internals.eventRoutes as Promise<EventBus> | undefined;
+  let ready = internals.eventRoutes;
   if (!ready) {
     ready = registerMainRoutes(ctx, bus).then(() => bus);
     internals.eventRoutes = ready;
@@ -49,8 +49,8 @@ export function eventBusReady(ctx: Context): Promise<EventBus> {
 }
 
 async function registerMainRoutes(ctx: Context, bus: EventBus): Promise<void> {
-  const kernel = ctx.globals.internals.kernel as Kernel;
-  const root = ctx.globals.internals.root as Context;
+  const kernel = ctx.globals.internals.kernel;
+  const root = ctx.globals.internals.root;
   const { paths, cwd } = kernel.base;
   for (const dir of paths) {
     if (dir === kernel.registry.library) continue;
@@ -80,4 +80,17 @@ export function settle(dispatched: Promise<void>, ms: number): Promise<boolean> 
       resolve(true);
     });
   });
+}
+
+declare module '../core/types.ts' {
+  interface RuntimeState {
+    /** The event bus (SPEC §8), made on first use; its maps live beside it (bus.ts). */
+    eventBus?: EventBus;
+    /** The root mains' routes, registered once (eventBusReady). */
+    eventRoutes?: Promise<EventBus>;
+    /** `shutdown` was emitted already (SIGINT/SIGTERM in the CLI): close() does not emit it again. */
+    shutdownEmitted?: boolean;
+    /** Handler runs event-emit dispatched, for the CLI's shutdown grace. */
+    dispatched?: Promise<void>[];
+  }
 }

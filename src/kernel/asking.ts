@@ -5,8 +5,6 @@ import { AbortError, AgentAppsError } from '../core/errors.ts';
 import type { Answer, Asker, Choice, Question } from '../core/ask.ts';
 import type { Globals } from '../core/types.ts';
 
-/** Where a runtime keeps its asker (`createRuntime({ asker })`). */
-const KEY = 'asker';
 
 /**
  * One asker, one question at a time. A question waits in line behind the ones asked before it;
@@ -58,12 +56,12 @@ export class AskDesk {
 
 /** Gives a runtime its asker (or takes it away with undefined). */
 export function setAsker(globals: Globals, asker: Asker | undefined): void {
-  globals.internals[KEY] = asker ? new AskDesk(asker) : undefined;
+  globals.internals.asker = asker ? new AskDesk(asker) : undefined;
 }
 
 /** The runtime's asker, or undefined when there is no person to ask. */
 export function askDesk(globals: Globals): AskDesk | undefined {
-  const desk = globals.internals[KEY];
+  const desk = globals.internals.asker;
   return desk instanceof AskDesk ? desk : undefined;
 }
 
@@ -107,4 +105,11 @@ function checkAnswer(question: Question, answer: unknown): Answer {
 function aborted(signal: AbortSignal): AbortError {
   const reason = signal.reason;
   return reason instanceof AbortError ? reason : new AbortError(reason);
+}
+
+declare module '../core/types.ts' {
+  interface RuntimeState {
+    /** The person to ask, one question at a time (createRuntime({ asker }), the terminal UI). */
+    asker?: AskDesk;
+  }
 }

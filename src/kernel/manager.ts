@@ -221,3 +221,8 @@ export class Manager implements ContextManager, ChainHost {
     return answer.value;
   }
 }
+
+/** The kernel's manager behind a context (every context the kernel makes has one): the one cast, here. */
+export function managerOf(ctx: Context): Manager {
+  return ctx.manager as Manager;
+}

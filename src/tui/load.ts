@@ -31,9 +31,9 @@ export interface TerminalHost {
  * ends), or — for a runtime made in code with `interactive: true` — one of its own, on the
  * process's streams, which the skill closes when done.
  */
-export async function terminalFor(internals: Record<string, unknown>): Promise<{ tui: Tui; screen: import('./screen.ts').Screen; cliOptions?: import('./repl.ts').CliOptions; owned: boolean }> {
+export async function terminalFor(internals: { terminal?: TerminalHost }): Promise<{ tui: Tui; screen: import('./screen.ts').Screen; cliOptions?: import('./repl.ts').CliOptions; owned: boolean }> {
   const tui = await loadTui();
-  const host = internals.terminal as TerminalHost | undefined;
+  const host = internals.terminal;
   if (host) return { tui, screen: await host.screen(), ...(host.cliOptions ? { cliOptions: host.cliOptions } : {}), owned: false };
   return { tui, screen: tui.screen({}), owned: true };
 }

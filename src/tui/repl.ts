@@ -112,9 +112,9 @@ export class ReplSession {
     this.#runtime = undefined;
     await old?.close();
     const screen = this.screen;
-    const outer = this.ctx.globals.internals.log as { emit?(e: LogEvent): void } | undefined;
+    const outer = this.ctx.globals.internals.log;
     // Every event of the session, recorded where the CLI run's events are (tail, the console's warnings).
-    const forward: Reporter = { name: 'repl-session', report: (e) => outer?.emit?.(e) };
+    const forward: Reporter = { name: 'repl-session', report: (e) => outer.emit(e) };
     const asker: Asker = { ask: (q, signal) => screen.ask(q, signal) };
     const { logLevel, ...opts } = this.#cli;
     const rt = await createRuntime({
@@ -122,7 +122,7 @@ export class ReplSession {
       overrides: mergeOverrides(this.#cli.overrides ?? {}, this.#session),
       interactive: true,
       asker,
-      reporters: outer?.emit ? [forward] : [],
+      reporters: [forward],
     } as RuntimeOptions);
     if (logLevel) rt.root.manager.configure({ level: logLevel, global: true });
     const internals = rt.root.globals.internals;
@@ -159,7 +159,7 @@ export class ReplSession {
     skills: async () => {
       if (this.#skills && Date.now() - this.#skills.at < 5000) return this.#skills.names;
       const rt = await this.runtime();
-      const kernel = rt.root.globals.internals.kernel as Kernel;
+      const kernel = rt.root.globals.internals.kernel;
       const names = (await kernel.list(rt.root.locals.config.paths)).filter((s) => !s.error).map((s) => s.name);
       this.#skills = { at: Date.now(), names };
       return names;
@@ -168,7 +168,7 @@ export class ReplSession {
       try {
         const rt = await this.runtime();
         const cfg = rt.root.locals.config;
-        return flagsOf((await (rt.root.globals.internals.kernel as Kernel).resolve(skill, cfg.paths, cfg.cwd)).decl.params);
+        return flagsOf((await rt.root.globals.internals.kernel.resolve(skill, cfg.paths, cfg.cwd)).decl.params);
       } catch {
         return [];
       }
@@ -201,7 +201,7 @@ export class ReplSession {
         return undefined;
       case ':list': {
         const rt = await this.runtime();
-        const list = await (rt.root.globals.internals.kernel as Kernel).list(rt.root.locals.config.paths);
+        const list = await rt.root.globals.internals.kernel.list(rt.root.locals.config.paths);
         const w = Math.min(24, Math.max(4, ...list.map((s) => s.name.length)));
         this.screen.print(h(Box, { flexDirection: 'column' }, ...list.map((s) => h(Line, { key: s.name, color: s.error ? 'red' : undefined }, `${s.name.padEnd(w)}  ${s.kind.padEnd(8)}  ${oneLine(s.error ? `ERROR ${s.error}` : (s.description ?? ''))}`))));
         return undefined;
@@ -242,7 +242,7 @@ export class ReplSession {
     if (!name) return;
     const rt = await this.runtime();
     const cfg = rt.root.locals.config;
-    const tool = await (rt.root.globals.internals.kernel as Kernel).resolve(name, cfg.paths, cfg.cwd);
+    const tool = await rt.root.globals.internals.kernel.resolve(name, cfg.paths, cfg.cwd);
     if (rest.includes('--help') || rest.includes('-h')) {
       this.screen.print(h(Text, null, skillHelp(tool.decl).replace(/\n+$/, '').replace(/agent-apps run /, '')));
       return;

@@ -52,7 +52,8 @@ export default async function agentStrands(ctx: Context, args: StrandsArgs): Pro
   const signal = isAbortSignal(args.agentSignal) ? args.agentSignal : ctx.run.signal;
   const maxTurns = typeof config.maxTurns === 'number' ? config.maxTurns : undefined;
   // A live view in a terminal (the CLI's, SPEC §17) shows the text as it streams, unless model.deltas says otherwise.
-  const viewWantsDeltas = (ctx.globals.internals.progress as { deltas?: unknown } | undefined)?.deltas === true;
+  // (A provider may be called with a bare context in tests: no globals, no view.)
+  const viewWantsDeltas = ctx.globals?.internals.progress?.deltas === true;
   const out = await runAgentLoop({
     model,
     systemPrompt: args.prompt,
