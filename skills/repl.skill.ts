@@ -5,22 +5,22 @@ export const frontmatter = {
   description: 'An interactive prompt: type `SKILL --name value …` to run skills through the pipeline; Tab completes, ↑ ↓ walk the history, :help lists the commands. Needs a terminal.',
   metadata: {
     tags: ['interactive'],
-    params: { type: 'object', properties: { prompt: { type: 'string', default: 'agent-apps› ', description: 'The prompt.' } }, additionalProperties: false },
     returns: { description: 'Nothing: results are drawn on the terminal, stdout stays empty.' },
   },
 };
 
 /**
  * The ink repl (src/tui/repl.ts, SPEC §17). It draws on stderr and returns nothing, so leaving it
- * (Ctrl-D, Ctrl-C twice on an empty line, :quit) prints nothing on stdout.
+ * (Ctrl-D, Ctrl-C twice on an empty line, :quit) prints nothing on stdout. It takes no args: with
+ * no params to check, its own start does not load ajv, which keeps the prompt ready sooner.
  */
-export default async function repl(ctx: Context, args: { prompt: string }): Promise<undefined> {
+export default async function repl(ctx: Context): Promise<undefined> {
   if (!ctx.run.interactive) {
     throw new AgentAppsError('E_NOT_INTERACTIVE', 'repl needs an interactive terminal (stdin and stdout must be a TTY): run `agent-apps repl` in a terminal');
   }
   const { tui, screen, cliOptions, owned } = await internals.terminal(ctx);
   try {
-    await tui.runRepl(ctx, { screen, prompt: args.prompt, ...(cliOptions ? { cliOptions } : {}) });
+    await tui.runRepl(ctx, { screen, ...(cliOptions ? { cliOptions } : {}) });
   } finally {
     if (owned) await screen.close();
   }

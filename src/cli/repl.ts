@@ -12,7 +12,6 @@ export function registerInteractive(program: Command, io: CliIO): void {
   program
     .command('repl')
     .description('an interactive prompt: run skills as SKILL --param value, with Tab completion and history (needs a terminal)')
-    .option('--prompt <text>', 'the prompt')
     .addHelpText(
       'after',
       `
@@ -24,8 +23,8 @@ Examples:
   $ agent-apps repl
   $ agent-apps --set model.provider=replay repl`,
     )
-    .action(async (opts: { prompt?: string }, cmd: Command) => {
-      const code = await interactiveSkill('repl', opts.prompt !== undefined ? ['--prompt', opts.prompt] : [], cmd, io);
+    .action(async (_opts: unknown, cmd: Command) => {
+      const code = await interactiveSkill('repl', [], cmd, io);
       (program as Command & { exitCodeOverride?: number }).exitCodeOverride = code;
     });
   program
