@@ -43,10 +43,3 @@ export default async function profile(ctx: Context) {
   }
   return undefined;
 }
-
-declare module 'agent-apps' {
-  interface RuntimeState {
-    /** Durations recorded by the `profile` hook; `--profile` prints them. */
-    profile?: Profile;
-  }
-}

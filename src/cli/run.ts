@@ -218,9 +218,17 @@ export function profileTable(profile: Profile | undefined, paint: Painter): stri
   return out + paint.dim('entry times are inclusive: each contains everything downstream of it\n');
 }
 
-interface Profile {
+/** What the `profile` hook (skills/profile.skill.ts) records and `--profile` prints. */
+export interface Profile {
   pipelines: Record<string, { count: number; total: number; max: number }>;
   entries: Record<string, { count: number; total: number; max: number }>;
+}
+
+declare module '../core/types.ts' {
+  interface RuntimeState {
+    /** Durations recorded by the `profile` hook (seed 003), printed by `--profile`. */
+    profile?: Profile;
+  }
 }
 
 interface SignalState {
