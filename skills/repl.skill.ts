@@ -5,6 +5,7 @@ export const frontmatter = {
   description: 'An interactive prompt: type `SKILL --name value …` to run skills through the pipeline; Tab completes, ↑ ↓ walk the history, :help lists the commands. Needs a terminal.',
   metadata: {
     tags: ['interactive'],
+    params: { type: 'object', properties: {}, additionalProperties: false },
     returns: { description: 'Nothing: results are drawn on the terminal, stdout stays empty.' },
   },
 };

@@ -9,9 +9,21 @@ export const frontmatter = {
 export default async function validateArgs(ctx: Context, enabled: unknown) {
   const target = ctxTarget(ctx);
   const schema = target.run.tool.params;
-  if (enabled !== false && schema !== undefined) {
+  // A tool that takes no args, called with none, needs no validator (nor ajv's load: the repl starts faster).
+  if (enabled !== false && schema !== undefined && !(takesNoArgs(schema) && isEmpty(target.args))) {
     const errors = await internals.check(schema, target.args);
     if (errors.length) throw new ValidationError(`invalid args for '${target.run.tool.name}'`, errors, 'args');
   }
   return target.manager.next();
+}
+
+/** `{ type: 'object', properties: {}, additionalProperties: false }` and the like: no arg is accepted or needed. */
+function takesNoArgs(schema: unknown): boolean {
+  if (!schema || typeof schema !== 'object') return false;
+  const s = schema as Record<string, unknown>;
+  return s.type === 'object' && Object.keys(s).every((k) => k === 'type' || k === 'properties' || k === 'additionalProperties' || k === 'description') && Object.keys((s.properties as object | undefined) ?? {}).length === 0;
+}
+
+function isEmpty(args: unknown): boolean {
+  return args === undefined || (typeof args === 'object' && args !== null && Object.keys(args).length === 0);
 }
