@@ -169,7 +169,7 @@ test('approval gate answered deny with a reason: the model’s next turn sees th
   await tm.waitFor('[n] deny');
   await pause();
   tm.write('n');
-  await tm.waitFor('reason (optional');
+  await tm.waitFor('deny, reason ›');
   await tm.type('not on Fridays');
   tm.write(KEYS.enter);
   assert.equal((await tm.exited).exitCode, 0, tm.text());

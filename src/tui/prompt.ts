@@ -53,7 +53,8 @@ export function QuestionView(props: QuestionViewProps): Element {
   let input: Element;
   if (mode.reasonFor) {
     input = h(LineEditor, {
-      prompt: `${mode.reasonFor.label ?? mode.reasonFor.value} — reason (optional, Enter sends, Esc goes back): `,
+      prompt: `${mode.reasonFor.label ?? mode.reasonFor.value}, reason › `,
+      hint: 'optional: the model sees it · Enter sends · Esc goes back',
       active: props.active,
       onSubmit: (line: string) => props.pending.answer({ value: mode.reasonFor!.value, ...(line.trim() ? { reason: line.trim() } : {}) }),
       onCancel: () => props.onInterrupt(),
