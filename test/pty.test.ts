@@ -242,3 +242,20 @@ test('tutor: each step is checked; leaving keeps the progress, and the next run 
   assert.equal((await second.exited).exitCode, 0);
   assert.deepEqual(JSON.parse(fs.readFileSync(path.join(tour, '.agent-apps', 'tutor.json'), 'utf8')).done, ['code-skill', 'middleware', 'agent-skill', 'debug']);
 });
+
+test('a question from ctx.manager.ask (the ask skill): a choice by its number or ↓ and Enter, free text typed; the answer is the result on stdout', async (t) => {
+  const choice = term(t, ['run', 'ask', '--question', 'Deploy to production?', '--choices', 'yes', '--choices', 'no'], { separateStdout: true });
+  await choice.waitFor('? Deploy to production?');
+  assert.match(choice.text(), /\[1\] yes {3}\[2\] no/);
+  await pause();
+  choice.write('2');
+  assert.equal((await choice.exited).exitCode, 0, choice.text());
+  assert.equal(choice.stdout().trim(), 'no');
+  const text = term(t, ['run', 'ask', '--question', 'Your name?'], { separateStdout: true });
+  await text.waitFor('? Your name?');
+  await pause();
+  await text.type('Ada');
+  text.write(KEYS.enter);
+  assert.equal((await text.exited).exitCode, 0, text.text());
+  assert.equal(text.stdout().trim(), 'Ada');
+});

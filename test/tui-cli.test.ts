@@ -119,6 +119,14 @@ test('completion bash|zsh|fish: scripts that ask __complete; the candidates are 
   // bash itself, with the script sourced: COMPREPLY as a person pressing Tab would get it.
   const bash = spawnSync('bash', ['-c', `agent-apps() { "${process.execPath}" "${BIN}" "$@"; }; eval "$(agent-apps completion bash)"; COMP_WORDS=(agent-apps run wo); COMP_CWORD=2; _agent_apps_complete; echo "\${COMPREPLY[@]}"`], { cwd: ws, env: env(ws), encoding: 'utf8' });
   if (!bash.error) assert.equal(bash.stdout.trim(), 'wordcount');
+  // zsh and fish, where installed, with agent-apps on PATH as a person has it.
+  const bin = tempDir(t, 'agent-apps-bin-');
+  fs.writeFileSync(path.join(bin, 'agent-apps'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`, { mode: 0o755 });
+  const shellEnv = { ...env(ws), PATH: `${bin}:${process.env.PATH}` };
+  const fish = spawnSync('fish', ['-c', 'agent-apps completion fish | source; complete -C "agent-apps run wo"; complete -C "agent-apps run wordcount --t"'], { cwd: ws, env: shellEnv, encoding: 'utf8' });
+  if (!fish.error) assert.deepEqual(fish.stdout.trim().split('\n'), ['wordcount', '--text'], fish.stderr);
+  const zsh = spawnSync('zsh', ['-c', 'autoload -U compinit; compinit -u 2>/dev/null; source <(agent-apps completion zsh); compadd() { print -l -- "$@" | grep -v "^--$"; }; _files() { print FILES; }; words=(agent-apps describe st); CURRENT=3; _agent_apps; words=(agent-apps --cwd ""); CURRENT=3; _agent_apps'], { cwd: ws, env: shellEnv, encoding: 'utf8' });
+  if (!zsh.error) assert.deepEqual(zsh.stdout.trim().split('\n'), ['story', 'FILES'], zsh.stderr);
 });
 
 test('the live view asks for the model’s text as it streams: an agent run reports message deltas to a progress view that wants them', async (t) => {

@@ -1,7 +1,7 @@
 // The question at a gate (SPEC §17): an approval — the tool agent code calls, its args, the code
 // that calls it, why it needs approval — answered with y or Enter (allow once), a (allow for this
 // run) or n (deny, then an optional reason line the model sees; Esc goes back); or a plain
-// question from ctx.manager.ask(): a choice by its key or ↑ ↓ and Enter, or a line of free text.
+// question from ctx.manager.ask(): a choice by its key (or number) or ↑ ↓ and Enter, or a line of free text.
 // Ctrl-C at a gate interrupts: a `run` is aborted (exit 130); in the repl, the running command.
 import React from 'react';
 import { Box, Text, useInput } from 'ink';
@@ -39,7 +39,8 @@ export function QuestionView(props: QuestionViewProps): Element {
       if (key.downArrow || key.rightArrow || key.tab) return setSelected((i) => (i + 1) % choices.length);
       // Enter picks the highlighted choice: the first (allow once) until the arrows move.
       if (key.return) return answer(choices[selected]!);
-      const picked = choices.find((c) => c.key !== undefined && c.key.toLowerCase() === input.toLowerCase());
+      // A choice by its key, or by its number when it has no key ([1] [2] …).
+      const picked = choices.find((c, i) => (c.key !== undefined ? c.key.toLowerCase() === input.toLowerCase() : input === String(i + 1)));
       if (picked) answer(picked);
     },
     { isActive: props.active && !mode.reasonFor && choices.length > 0 },
