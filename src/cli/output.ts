@@ -2,6 +2,7 @@
 // one line on stderr (stack only with --debug); exit codes 0 / 1 / 2 / 3 / 130 / 143.
 import { AbortError, AgentAppsError, ValidationError } from '../core/errors.ts';
 import { escapeControl } from './escape.ts';
+import { safeJsonReplacer } from '../core/json.ts';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, refused: 3, interrupted: 130, terminated: 143 } as const;
 
@@ -17,27 +18,11 @@ export function exitCodeFor(err: unknown): number {
 
 export function formatResult(value: unknown, json: boolean): string | undefined {
   if (value === undefined) return json ? 'null' : undefined;
-  if (json) return JSON.stringify(value, jsonSafe()) ?? 'null';
+  if (json) return JSON.stringify(value, safeJsonReplacer()) ?? 'null';
   if (typeof value === 'string') return value;
-  return JSON.stringify(value, jsonSafe(), 2) ?? String(value);
+  return JSON.stringify(value, safeJsonReplacer(), 2) ?? String(value);
 }
 
-/** Results are data, but a skill may return a BigInt, a Map or a cycle: print them, never crash. */
-function jsonSafe() {
-  const stack: object[] = [];
-  return function (this: unknown, _key: string, value: unknown): unknown {
-    if (typeof value === 'bigint') return value.toString();
-    if (value instanceof Map) return Object.fromEntries(value);
-    if (value instanceof Set) return [...value];
-    if (value !== null && typeof value === 'object') {
-      // Ancestors only: a value seen twice side by side is fine, a value inside itself is not.
-      while (stack.length && stack[stack.length - 1] !== this) stack.pop();
-      if (stack.includes(value)) return '[Circular]';
-      stack.push(value);
-    }
-    return value;
-  };
-}
 
 export interface Painter {
   red(s: string): string;

@@ -2,6 +2,7 @@
 // lines of a code block, pretty JSON split into coloured tokens, token counts. Everything shown
 // may come from a model or agent code, so control characters are escaped first (SPEC §15).
 import { escapeControl } from '../cli/escape.ts';
+import { safeJsonReplacer } from '../core/json.ts';
 
 /** A value as one line: a string as it is, anything else as JSON; whitespace runs become one space; cut at `max` characters with `…`. */
 export function oneLine(value: unknown, max = 400): string {
@@ -47,7 +48,7 @@ export interface JsonToken {
 export function jsonLines(value: unknown): JsonToken[][] {
   let text: string;
   try {
-    text = JSON.stringify(value, safeReplacer(), 2) ?? 'undefined';
+    text = JSON.stringify(value, safeJsonReplacer(), 2) ?? 'undefined';
   } catch {
     text = String(value);
   }
@@ -72,21 +73,6 @@ function tokenizeLine(line: string): JsonToken[] {
   return out;
 }
 
-/** BigInt, Map, Set and cycles print instead of throwing (as the CLI's own result printer does). */
-function safeReplacer() {
-  const stack: object[] = [];
-  return function (this: unknown, _key: string, value: unknown): unknown {
-    if (typeof value === 'bigint') return value.toString();
-    if (value instanceof Map) return Object.fromEntries(value);
-    if (value instanceof Set) return [...value];
-    if (value !== null && typeof value === 'object') {
-      while (stack.length && stack[stack.length - 1] !== this) stack.pop();
-      if (stack.includes(value)) return '[Circular]';
-      stack.push(value);
-    }
-    return value;
-  };
-}
 
 /** 1234 → "1,234"; with `compact`, 1234 → "1.2k" (for narrow terminals). */
 export function tokens(n: number, compact = false): string {
