@@ -87,7 +87,7 @@ describe('refs from agent code are bare names, checked before anything is resolv
     assert.equal(fs.existsSync(marker), false, 'attacker code ran in the host');
   });
 
-  test('config middleware (paths, cwd, model, log) cannot be added with $context, even when allowed-tools names it', async (t) => {
+  test('config middleware (paths, cwd, model, log, mcp) cannot be added with $context, even when allowed-tools names it', async (t) => {
     const marker = path.join(os.tmpdir(), `agent-apps-pwned-paths-${process.pid}-${Date.now()}`);
     t.after(() => fs.rmSync(marker, { force: true }));
     const evil = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-apps-evil-paths-'));
@@ -101,10 +101,12 @@ describe('refs from agent code are bare names, checked before anything is resolv
         cwd: mw("{ cwd: '/' }"),
         model: mw(`{ model: { agent: ${JSON.stringify(inlineRef(markerModule(marker)))} } }`),
         log: mw("{ log: { level: 'trace' } }"),
+        // An MCP server entry is a command line: agent code must never choose one.
+        mcp: mw(`{ mcp: { servers: { evil: { command: ${JSON.stringify(process.execPath)}, args: ['-e', ${JSON.stringify(`require('fs').writeFileSync(${JSON.stringify(marker)}, 'pwned')`)}] } } } }`),
       },
-      { 'allowed-tools': 'wordcount paths cwd model log' },
+      { 'allowed-tools': 'wordcount paths cwd model log mcp' },
     );
-    for (const k of ['paths', 'cwd', 'model', 'log']) assert.match(out[k]!, /^E_ALLOWED_TOOLS: agent code may not add middleware '\w+': it configures the runtime/, `${k}: ${out[k]}`);
+    for (const k of ['paths', 'cwd', 'model', 'log', 'mcp']) assert.match(out[k]!, /^E_ALLOWED_TOOLS: agent code may not add middleware '\w+': it configures the runtime/, `${k}: ${out[k]}`);
     assert.equal(fs.existsSync(marker), false, 'attacker code ran in the host');
   });
 
