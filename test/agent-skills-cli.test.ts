@@ -1,62 +1,16 @@
 // SPEC §3.1 and §12 from the command line: `validate`, and what `list`, `describe`, `run --help`
 // and `new --skill-folder` show of Agent Skills folders — real processes of bin/agent-apps.js in
 // throw-away workspaces.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { REPO, cli, folder, tempDir } from './cli-process.ts';
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const BIN = path.join(REPO, 'bin', 'agent-apps.js');
 const ANTHROPIC = path.join(REPO, 'test', 'fixtures', 'anthropic-skills');
 
-const temps: string[] = [];
-after(() => {
-  for (const dir of temps) fs.rmSync(dir, { recursive: true, force: true });
-});
-function tempDir(prefix = 'agent-apps-skills-cli-'): string {
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
-  temps.push(dir);
-  return dir;
-}
-
-// The runs must not see the developer's ~/.agent-apps/skills, ~/.agents/skills or AGENT_APPS_PATH.
-const HOME = tempDir('agent-apps-skills-cli-home-');
-function env(): NodeJS.ProcessEnv {
-  const e: NodeJS.ProcessEnv = { ...process.env, AGENT_APPS_HOME: path.join(HOME, 'agent-apps'), AGENT_APPS_AGENTS_HOME: path.join(HOME, 'agents') };
-  for (const key of ['AGENT_APPS_PATH', 'NO_COLOR', 'FORCE_COLOR', 'NODE_OPTIONS', 'NODE_TEST_CONTEXT']) delete e[key];
-  return e;
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], cwd: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: env(), stdio: 'pipe' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end();
-  });
-}
-
 function workspace(files: Record<string, string>): string {
-  const dir = tempDir();
-  for (const [rel, text] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-    fs.writeFileSync(path.join(dir, rel), text);
-  }
-  return dir;
+  return folder(files, 'agent-apps-skills-cli-');
 }
 
 const fm = (lines: string, body = 'Body\n') => `---\n${lines}\n---\n${body}`;
