@@ -1,4 +1,4 @@
-import { ctxTarget, internals, type Context } from 'agent-apps';
+import { ctxTarget, type Context, servedTool } from 'agent-apps';
 
 export const frontmatter = {
   name: 'agent-execute',
@@ -10,7 +10,7 @@ export default async function agentExecute(ctx: Context, enabled: unknown) {
   const target = ctxTarget(ctx);
   const prompt = target.locals.prompt;
   // Code tools have already been run by `execute`; only prompt tools need the agent.
-  if (enabled === false || prompt === undefined || internals.hasFunction(target)) return target.manager.next();
+  if (enabled === false || prompt === undefined || servedTool(target).hasFunction) return target.manager.next();
   // The same spec validate-allowed-tools enforces: the skill's own, else the cascade's.
   const allowedTools = target.run.tool.allowedTools ?? (target.run.middleware['allowed-tools'] as string | undefined);
   // ask-tools (SPEC §17) is read the same way: the skill's own, else the cascade's.

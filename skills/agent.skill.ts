@@ -9,14 +9,15 @@ import { fileURLToPath } from 'node:url';
 import {
   AgentAppsError,
   createCallbackRef,
-  internals,
   resolveVisibleTools,
   type AgentArgs,
   type AgentPolicy,
   type Context,
   type HookDirective,
   type JsonObject,
+  kernelOf,
 } from 'agent-apps';
+import { AgentCode, AgentTrace, ApprovalState, LimitCounter, Returns, agentPolicy, findProvider, providerError, readLimits, realPath, subAgentConfig, subAgentWithin, systemPrompt, userMessage } from 'agent-apps/agent';
 
 export const frontmatter = {
   name: 'agent',
@@ -60,7 +61,7 @@ interface AgentSkillArgs {
 }
 
 export default async function agent(ctx: Context, args: AgentSkillArgs) {
-  const kernel = internals.kernel(ctx);
+  const kernel = kernelOf(ctx);
   const parent = ctx.envelope.parent;
   // The skill being served: agent-execute's target, or this invocation when called directly.
   const served = parent && parent.envelope.hasOtherTarget ? parent.envelope.target : ctx;
@@ -70,8 +71,8 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
 
   // ── limits ─────────────────────────────────────────────────────────────────────────────────
   // Started by agent code (`invoke('agent', …)`): its config is untrusted, its caller's limits are ceilings (SPEC §15).
-  const caller = internals.agentPolicy(ctx);
-  const config: JsonObject = caller ? internals.subAgentConfig(caller.model, args.config) : { ...(args.config ?? {}) };
+  const caller = agentPolicy(ctx);
+  const config: JsonObject = caller ? subAgentConfig(caller.model, args.config) : { ...(args.config ?? {}) };
   // What needs a person's approval is the skill author's choice, never the model's (SPEC §17).
   if (caller && args.askTools !== undefined) throw new AgentAppsError('E_ALLOWED_TOOLS', "agent code may not give a sub-agent ask-tools: a sub-agent's calls pass its caller's gates");
   // Relative `cassette` / `record` paths: the `model` middleware resolves them against the skill's
@@ -80,12 +81,12 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
     const uri = served === ctx ? null : served.run.origin.uri;
     config.baseDir = uri?.startsWith('file://') ? path.dirname(fileURLToPath(uri)) : served.locals.config.cwd;
   }
-  const limits = internals.readLimits(config, served.run.tool.name, args.returns);
+  const limits = readLimits(config, served.run.tool.name, args.returns);
   const { provider, persistent, maxTurns, maxSteps } = limits;
   const paths = served.locals.config.paths;
   const cwd = served.locals.config.cwd;
-  await internals.findProvider(kernel, provider, paths, cwd);
-  const used = new internals.LimitCounter(limits, skillName);
+  await findProvider(kernel, provider, paths, cwd);
+  const used = new LimitCounter(limits, skillName);
 
   // The persistent agent scope (seed 004): events topic and the agent tree's ids. It is set on
   // this context too, so that the provider, the agent code and any agent it invokes (a nested
@@ -94,7 +95,7 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
   const scope = { ...(served.nonlocals.agent ?? {}), events: topic, contextId: served.envelope.id, ancestorContextId: ctx.nonlocals.agent?.contextId };
   served.nonlocals.agent = scope;
   ctx.nonlocals.agent = scope;
-  const trace = new internals.AgentTrace({ ctx, served, topic, skillName, display });
+  const trace = new AgentTrace({ ctx, served, topic, skillName, display });
 
   // ── discovery: what this agent's code may do (src/agent/bridge.ts) ─────────────────────────
   // A sub-agent's effective model config is this one without `record` (the caller's recording is
@@ -108,27 +109,27 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
     self: skillName,
     provider,
     // A sub-agent may use only what its caller may, unless the caller's allowed-tools granted it tools (agent(allowedTools=…)).
-    within: caller ? internals.subAgentWithin(caller, args, cwd, ctx.run.tool.params) : undefined,
-    roots: [served.locals.config.workspace, ...(skillDir ? [skillDir] : [])].map(internals.realPath),
+    within: caller ? subAgentWithin(caller, args, cwd, ctx.run.tool.params) : undefined,
+    roots: [served.locals.config.workspace, ...(skillDir ? [skillDir] : [])].map(realPath),
     model: { ...effective, maxTurns, maxSteps, sandbox: limits.sandbox },
     // Sub-agents share their caller's budget: together they pin no more than it may.
     budget: caller?.budget ?? { used: 0, limit: limits.sandbox.hostMb * 2 ** 20 },
     // Approvals ("allow for this run") and denials: a sub-agent's are its caller's too.
-    approvals: new internals.ApprovalState({ parent: caller?.approvals, denials: trace.denials, trace: (e) => trace.record(e) }),
+    approvals: new ApprovalState({ parent: caller?.approvals, denials: trace.denials, trace: (e) => trace.record(e) }),
   };
   const visible = await resolveVisibleTools(kernel, paths, cwd, policy);
 
   // ── prompt ─────────────────────────────────────────────────────────────────────────────────
   const middleware = served.envelope.hasOtherTarget;
-  const system = internals.systemPrompt(args.prompt, visible, { returns: args.returns, middlewareMode: middleware, maxSteps, skillDir });
-  const message = args.userMessage ?? internals.userMessage(served.args, served.run.tool.params);
+  const system = systemPrompt(args.prompt, visible, { returns: args.returns, middlewareMode: middleware, maxSteps, skillDir });
+  const message = args.userMessage ?? userMessage(served.args, served.run.tool.params);
 
   // ── provider: the invoke and hook callback refs ────────────────────────────────────────────
   const stop = new AbortController();
   const onAbort = () => stop.abort(ctx.run.signal.reason);
   ctx.run.signal.addEventListener('abort', onAbort, { once: true });
-  const returns = new internals.Returns(args.returns);
-  const code = new internals.AgentCode({
+  const returns = new Returns(args.returns);
+  const code = new AgentCode({
     kernel,
     served,
     policy,
@@ -214,7 +215,7 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
     return value;
   } catch (err) {
     // A provider's own failure is E_MODEL; a runtime error (a limit, an abort …) keeps its code.
-    const error = code.endedOn(internals.providerError(err, provider));
+    const error = code.endedOn(providerError(err, provider));
     trace.fail(error, used.steps);
     throw error;
   } finally {

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ctxTarget, internals, type Context } from 'agent-apps';
+import { ctxTarget, type Context, configError } from 'agent-apps';
 
 export const frontmatter = {
   name: 'cwd',
@@ -10,7 +10,7 @@ export const frontmatter = {
 
 export default async function cwd(ctx: Context, dir: unknown) {
   const target = ctxTarget(ctx);
-  if (typeof dir !== 'string') throw internals.configError(ctx, `must be a directory (a path), got ${JSON.stringify(dir)}`);
+  if (typeof dir !== 'string') throw configError(ctx, `must be a directory (a path), got ${JSON.stringify(dir)}`);
   if (dir) target.locals.config.cwd = path.resolve(target.locals.config.cwd, dir);
   return target.manager.next();
 }

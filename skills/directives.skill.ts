@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { AbortError, ctxTarget, internals, parseAllowedTools, type Context, type ChainEntryInput } from 'agent-apps';
+import { AbortError, ctxTarget, parseAllowedTools, type Context, type ChainEntryInput, kernelOf, servedTool } from 'agent-apps';
 
 export const frontmatter = {
   name: 'directives',
@@ -57,7 +57,7 @@ export default async function directives(ctx: Context) {
   }
   const raw = prompt.raw;
   const tree = await parse(raw);
-  const registry = internals.kernel(ctx).registry;
+  const registry = kernelOf(ctx).registry;
   const paths = target.locals.config.paths;
   const found: { node: DirectiveNode; start: number; end: number }[] = [];
   const walk = (node: Node) => {
@@ -122,7 +122,7 @@ const SUBSTITUTION = /\$\{CLAUDE_SKILL_DIR\}|\$ARGUMENTS\[(\d+)\]|\$ARGUMENTS(?!
  * unmatched `$N` stays. Command output is inserted as it is: it is never substituted or run.
  */
 function agentSkillText(ctx: Context, target: Context): ((text: string) => Promise<string>) | undefined {
-  const tool = internals.tool(target);
+  const tool = servedTool(target).decl;
   if (tool.kind !== 'skill-folder' || !tool.file) return undefined;
   const dir = tool.skill?.dir ?? path.dirname(tool.file);
   const args = argumentsOf(target.args);
@@ -158,7 +158,7 @@ function argumentsOf(args: unknown): { all: string; list: string[] } | undefined
 
 async function runCommand(ctx: Context, target: Context, written: string, command: string): Promise<string> {
   const spec = target.run.tool.allowedTools;
-  const kernel = internals.kernel(ctx);
+  const kernel = kernelOf(ctx);
   const { cwd, paths } = target.locals.config;
   let permitted = false;
   if (typeof spec === 'string') {

@@ -1,4 +1,4 @@
-import { internals, type Context, type Event } from 'agent-apps';
+import { type Context, type Event, eventBusReady } from 'agent-apps';
 
 export const frontmatter = {
   name: 'event-emit',
@@ -22,7 +22,7 @@ export const frontmatter = {
 
 export default async function eventEmit(ctx: Context, args: { topic: string; type: string; data?: unknown; source?: string }): Promise<Event> {
   const caller = ctx.envelope.parent;
-  const { event, dispatched } = (await internals.eventBusReady(ctx)).emit({
+  const { event, dispatched } = (await eventBusReady(ctx)).emit({
     topic: args.topic,
     type: args.type,
     data: args.data,

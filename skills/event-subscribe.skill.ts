@@ -1,4 +1,4 @@
-import { internals, type Context } from 'agent-apps';
+import { type Context, eventBusReady, kernelOf } from 'agent-apps';
 
 export const frontmatter = {
   name: 'event-subscribe',
@@ -24,9 +24,9 @@ export const frontmatter = {
 export default async function eventSubscribe(ctx: Context, args: { topic: string; ref?: string; args?: object; queue: string; replay?: boolean | number }) {
   if (args.ref !== undefined) {
     // A bad ref fails here, at subscribe time, not silently at emit time.
-    const kernel = internals.kernel(ctx);
+    const kernel = kernelOf(ctx);
     await kernel.resolve(args.ref, ctx.locals.config.paths, ctx.locals.config.cwd);
-    return (await internals.eventBusReady(ctx)).subscribe({ topic: args.topic, ref: args.ref, args: args.args, replay: args.replay });
+    return (await eventBusReady(ctx)).subscribe({ topic: args.topic, ref: args.ref, args: args.args, replay: args.replay });
   }
-  return (await internals.eventBusReady(ctx)).subscribe({ topic: args.topic, queue: args.queue, replay: args.replay });
+  return (await eventBusReady(ctx)).subscribe({ topic: args.topic, queue: args.queue, replay: args.replay });
 }

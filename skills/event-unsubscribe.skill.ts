@@ -1,4 +1,4 @@
-import { internals, type Context } from 'agent-apps';
+import { type Context, eventBusReady } from 'agent-apps';
 
 export const frontmatter = {
   name: 'event-unsubscribe',
@@ -11,5 +11,5 @@ export const frontmatter = {
 };
 
 export default async function eventUnsubscribe(ctx: Context, args: { topic: string; ref?: string }) {
-  return (await internals.eventBusReady(ctx)).unsubscribe({ topic: args.topic, ref: args.ref });
+  return (await eventBusReady(ctx)).unsubscribe({ topic: args.topic, ref: args.ref });
 }

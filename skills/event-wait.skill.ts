@@ -1,4 +1,4 @@
-import { internals, type Context } from 'agent-apps';
+import { type Context, eventBusReady } from 'agent-apps';
 
 export const frontmatter = {
   name: 'event-wait',
@@ -22,7 +22,7 @@ export const frontmatter = {
 };
 
 export default async function eventWait(ctx: Context, args: { topic: string; queue: string; timeout?: number; max?: number; ack: boolean }) {
-  const bus = await internals.eventBusReady(ctx);
+  const bus = await eventBusReady(ctx);
   // Honour the caller's abort: the wait ends, and its waiter leaves the queue, the moment the
   // invoking context is aborted — an orphaned wait never takes the next event.
   const signal = ctx.run.signal;

@@ -1,4 +1,4 @@
-import { ctxTarget, internals, type Context } from 'agent-apps';
+import { ctxTarget, type Context, checkConfig, configError, eventBus, kernelOf } from 'agent-apps';
 
 export const frontmatter = {
   name: 'event',
@@ -25,21 +25,21 @@ type Route = { topic: string; ref: string; args?: object };
 
 export default async function event(ctx: Context, value: { routes?: Route[]; route?: string | { topic: string; args?: object }; bufferSize?: number }) {
   const target = ctxTarget(ctx);
-  await internals.checkConfig(ctx, value);
+  await checkConfig(ctx, value);
   const routes: Route[] = [...(value?.routes ?? [])];
   if (value?.route !== undefined) {
     const r = typeof value.route === 'string' ? { topic: value.route } : value.route;
     routes.push({ topic: r.topic, ref: target.run.tool.name, args: r.args });
   }
-  const kernel = internals.kernel(ctx);
-  const bus = internals.eventBus(ctx);
+  const kernel = kernelOf(ctx);
+  const bus = eventBus(ctx);
   if (value?.bufferSize !== undefined) {
     const size = value.bufferSize;
-    if (!Number.isInteger(size) || size < 0) throw internals.configError(ctx, `must be a whole number ≥ 0, got ${JSON.stringify(size)}`, ['bufferSize']);
+    if (!Number.isInteger(size) || size < 0) throw configError(ctx, `must be a whole number ≥ 0, got ${JSON.stringify(size)}`, ['bufferSize']);
     bus.state.bufferSize = size; // the replay buffer of every topic (SPEC §8: 1,000 by default, configurable)
   }
   for (const [i, r] of routes.entries()) {
-    if (!r || typeof r.topic !== 'string' || typeof r.ref !== 'string') throw internals.configError(ctx, `each route needs a topic and a ref, got ${JSON.stringify(r)}`, ['routes', String(i)]);
+    if (!r || typeof r.topic !== 'string' || typeof r.ref !== 'string') throw configError(ctx, `each route needs a topic and a ref, got ${JSON.stringify(r)}`, ['routes', String(i)]);
     await kernel.resolve(r.ref, target.locals.config.paths, target.locals.config.cwd);
     bus.subscribe({ topic: r.topic, ref: r.ref, args: r.args }); // idempotent
   }

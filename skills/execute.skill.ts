@@ -1,4 +1,4 @@
-import { ctxTarget, internals, type Context } from 'agent-apps';
+import { ctxTarget, type Context, servedTool } from 'agent-apps';
 
 export const frontmatter = {
   name: 'execute',
@@ -8,8 +8,8 @@ export const frontmatter = {
 
 export default async function execute(ctx: Context) {
   const target = ctxTarget(ctx);
-  if (!internals.hasFunction(target)) return target.manager.next();
-  const value = await internals.runFunction(target);
+  if (!servedTool(target).hasFunction) return target.manager.next();
+  const value = await servedTool(target).run();
   // Returning undefined does not clobber a result the tool set itself (ctx.manager.finish).
   target.manager.finish(value === undefined ? target.locals.result : value);
   return value;

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { AgentAppsError, internals, type Context } from 'agent-apps';
+import { AgentAppsError, type Context } from 'agent-apps';
+import { agentPolicy, realPath } from 'agent-apps/agent';
 
 export const frontmatter = {
   name: 'file-read',
@@ -47,7 +48,7 @@ function resolvePath(ctx: Context, p: string): string {
   if (path.isAbsolute(p)) return fromCwd;
   for (const dir of skillFolders(ctx)) {
     const candidate = path.resolve(dir, p);
-    const real = internals.realPath(candidate);
+    const real = realPath(candidate);
     if (real !== dir && !real.startsWith(dir + path.sep)) continue;
     if (fs.existsSync(real)) return real;
   }
@@ -56,7 +57,7 @@ function resolvePath(ctx: Context, p: string): string {
 
 /** The SKILL.md folders among the calling agent's roots (the workspace is the first root, never one). */
 function skillFolders(ctx: Context): string[] {
-  const policy = internals.agentPolicy(ctx);
+  const policy = agentPolicy(ctx);
   if (!policy) return [];
   return policy.roots.slice(1).filter((dir) => fs.existsSync(path.join(dir, 'SKILL.md')) || fs.existsSync(path.join(dir, 'skill.md')));
 }

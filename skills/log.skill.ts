@@ -1,4 +1,4 @@
-import { ctxTarget, internals, type Context, type LogLevel } from 'agent-apps';
+import { ctxTarget, type Context, type LogLevel, checkConfig, configError } from 'agent-apps';
 
 export const frontmatter = {
   name: 'log',
@@ -23,8 +23,8 @@ const LEVELS = ['trace', 'debug', 'info', 'warn', 'error'];
 
 export default async function log(ctx: Context, value: unknown) {
   const target = ctxTarget(ctx);
-  if (typeof value === 'string' && !LEVELS.includes(value)) throw internals.configError(ctx, `must be one of ${LEVELS.join(', ')}, got ${JSON.stringify(value)}`);
-  if (typeof value !== 'string') await internals.checkConfig(ctx, value, frontmatter.metadata.params.anyOf[1]);
+  if (typeof value === 'string' && !LEVELS.includes(value)) throw configError(ctx, `must be one of ${LEVELS.join(', ')}, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string') await checkConfig(ctx, value, frontmatter.metadata.params.anyOf[1]);
   if (typeof value === 'string') target.manager.configure({ level: value as LogLevel });
   else if (value && typeof value === 'object') {
     const v = value as { level?: LogLevel; scope?: string[] };

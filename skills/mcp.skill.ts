@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ctxTarget, internals, type Context } from 'agent-apps';
+import { ctxTarget, type Context, kernelOf, servedTool } from 'agent-apps';
 
 export const frontmatter = {
   name: 'mcp',
@@ -44,13 +44,13 @@ export const frontmatter = {
 export default async function mcp(ctx: Context, value: unknown) {
   const target = ctxTarget(ctx);
   if (value !== undefined && value !== null && value !== false) {
-    const registry = internals.kernel(ctx).registry;
+    const registry = kernelOf(ctx).registry;
     const hub = await registry.mcpHub(target.locals.config.cwd);
     if (!hub.defined(value)) {
       // Once per cascade value: the file that set the key (the tool's own metadata, or the
       // nearest main above it) is where a malformed entry is reported, and the folder whose
       // cascade the servers' tools run with.
-      const tool = internals.tool(target);
+      const tool = servedTool(target).decl;
       let file = tool.metadata.mcp !== undefined ? tool.file : undefined;
       if (!file) {
         for (const main of registry.authorities(tool).reverse()) {

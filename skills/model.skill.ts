@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ctxTarget, internals, type Context, type JsonObject } from 'agent-apps';
+import { ctxTarget, type Context, type JsonObject, checkConfig, copyData } from 'agent-apps';
 
 export const frontmatter = {
   name: 'model',
@@ -34,10 +34,10 @@ export const frontmatter = {
 
 export default async function model(ctx: Context, value: unknown) {
   const target = ctxTarget(ctx);
-  await internals.checkConfig(ctx, value);
+  await checkConfig(ctx, value);
   if (value && typeof value === 'object' && !Array.isArray(value)) {
     // locals.config is the invocation's own (seed 001: mutable); the cascade's value is shared and frozen.
-    const config: JsonObject = { ...(target.locals.config.model ?? {}), ...internals.copyData(value as JsonObject) };
+    const config: JsonObject = { ...(target.locals.config.model ?? {}), ...copyData(value as JsonObject) };
     // Cassette and record paths are relative to the skill's folder (SPEC §11).
     const uri = target.run.origin.uri;
     const dir = uri?.startsWith('file://') ? path.dirname(fileURLToPath(uri)) : target.locals.config.cwd;

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ctxTarget, internals, type Context } from 'agent-apps';
+import { ctxTarget, type Context, configError } from 'agent-apps';
 
 export const frontmatter = {
   name: 'paths',
@@ -19,7 +19,7 @@ export default async function paths(ctx: Context, value: unknown) {
   const target = ctxTarget(ctx);
   const list = typeof value === 'string' ? [value] : value;
   if (!Array.isArray(list) || list.some((p) => typeof p !== 'string')) {
-    throw internals.configError(ctx, `must be a path or a list of paths, got ${JSON.stringify(value)}`);
+    throw configError(ctx, `must be a path or a list of paths, got ${JSON.stringify(value)}`);
   }
   const config = target.locals.config;
   const added = list.map((p: string) => path.resolve(config.cwd, p)).filter((p: string) => !config.paths.includes(p));

@@ -1,4 +1,4 @@
-import { AgentAppsError, internals, type Context } from 'agent-apps';
+import { AgentAppsError, type Context, terminalOf } from 'agent-apps';
 
 export const frontmatter = {
   name: 'repl',
@@ -19,7 +19,7 @@ export default async function repl(ctx: Context): Promise<undefined> {
   if (!ctx.run.interactive) {
     throw new AgentAppsError('E_NOT_INTERACTIVE', 'repl needs an interactive terminal (stdin and stdout must be a TTY): run `agent-apps repl` in a terminal');
   }
-  const { tui, screen, cliOptions, owned } = await internals.terminal(ctx);
+  const { tui, screen, cliOptions, owned } = await terminalOf(ctx);
   try {
     await tui.runRepl(ctx, { screen, ...(cliOptions ? { cliOptions } : {}) });
   } finally {

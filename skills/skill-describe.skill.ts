@@ -1,4 +1,5 @@
-import { AgentAppsError, internals, isPathRef, type Context } from 'agent-apps';
+import { AgentAppsError, isPathRef, type Context, kernelOf } from 'agent-apps';
+import { agentFilter, scrub } from 'agent-apps/agent';
 
 export const frontmatter = {
   name: 'skill-describe',
@@ -11,9 +12,9 @@ export const frontmatter = {
 };
 
 export default async function skillDescribe(ctx: Context, args: { name: string }) {
-  const kernel = internals.kernel(ctx);
+  const kernel = kernelOf(ctx);
   // Called by agent code: only what the agent's discovery would show it (seed 004).
-  const callable = internals.agentFilter(ctx);
+  const callable = agentFilter(ctx);
   if (callable) {
     // The bridge checked this already (SPEC §15); a ref from agent code is never resolved as a path or URI.
     if (isPathRef(args.name)) throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may only name tools by name; ${JSON.stringify(args.name.slice(0, 80))} is a path or URI`);
@@ -22,5 +23,5 @@ export default async function skillDescribe(ctx: Context, args: { name: string }
   }
   const described = await kernel.describe(args.name, ctx.locals.config.paths, ctx.locals.config.cwd);
   // Agent code never reads config secrets (SPEC §15): the cascade's values are redacted for it.
-  return callable ? internals.scrub(described, 'describe') : described;
+  return callable ? scrub(described, 'describe') : described;
 }

@@ -1,4 +1,5 @@
-import { internals, type Context } from 'agent-apps';
+import { type Context, kernelOf } from 'agent-apps';
+import { agentFilter } from 'agent-apps/agent';
 
 export const frontmatter = {
   name: 'skill-list',
@@ -15,11 +16,11 @@ export const frontmatter = {
 };
 
 export default async function skillList(ctx: Context, args: { all: boolean; tag?: string; query?: string }) {
-  const kernel = internals.kernel(ctx);
+  const kernel = kernelOf(ctx);
   // Called by agent code: the same filter as the agent's discovery (seed 004, resolveVisibleTools),
   // so the agent is shown what it may call — not hidden tools, itself, or the agent and provider.
   // Names it may not call are filtered before loading: never imported (SPEC §15).
-  const callable = internals.agentFilter(ctx);
+  const callable = agentFilter(ctx);
   let list = await kernel.registry.list(ctx.locals.config.paths, { all: args.all, ...(callable ? { only: (name: string) => callable(name, false) } : {}) });
   if (callable) list = list.filter((s) => callable(s.name, s.visibility === 'hidden'));
   if (args.query) {

@@ -1,4 +1,4 @@
-import { AgentAppsError, ctxTarget, internals, type Context } from 'agent-apps';
+import { AgentAppsError, ctxTarget, type Context, configError } from 'agent-apps';
 
 export const frontmatter = {
   name: 'trust',
@@ -18,7 +18,7 @@ export const frontmatter = {
 
 export default async function trust(ctx: Context, value: unknown) {
   const target = ctxTarget(ctx);
-  if (value !== 'allow' && value !== 'ask' && value !== 'deny') throw internals.configError(ctx, `must be ask, deny or allow, got ${JSON.stringify(value)}`);
+  if (value !== 'allow' && value !== 'ask' && value !== 'deny') throw configError(ctx, `must be ask, deny or allow, got ${JSON.stringify(value)}`);
   // Called straight from agent code: the bridge applied this trust (refused, or opened the gate)
   // and marked the call. A call without the mark did not come through the bridge: refused.
   const caller = target.envelope.parent;

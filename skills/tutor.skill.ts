@@ -1,4 +1,4 @@
-import { AgentAppsError, internals, type Context } from 'agent-apps';
+import { AgentAppsError, type Context, terminalOf } from 'agent-apps';
 
 export const frontmatter = {
   name: 'tutor',
@@ -18,7 +18,7 @@ export default async function tutor(ctx: Context, args: { restart: boolean }): P
   if (!ctx.run.interactive) {
     throw new AgentAppsError('E_NOT_INTERACTIVE', 'tutor needs an interactive terminal (stdin and stdout must be a TTY): run `agent-apps tutor` in a terminal');
   }
-  const { tui, screen, owned } = await internals.terminal(ctx);
+  const { tui, screen, owned } = await terminalOf(ctx);
   try {
     await tui.runTutor(ctx, { screen, restart: args.restart });
   } finally {

@@ -1,4 +1,4 @@
-import { ValidationError, ctxTarget, internals, type Context } from 'agent-apps';
+import { ValidationError, ctxTarget, type Context, checkSchema } from 'agent-apps';
 
 export const frontmatter = {
   name: 'validate-args',
@@ -11,7 +11,7 @@ export default async function validateArgs(ctx: Context, enabled: unknown) {
   const schema = target.run.tool.params;
   // A tool that takes no args, called with none, needs no validator (nor ajv's load: the repl starts faster).
   if (enabled !== false && schema !== undefined && !(takesNoArgs(schema) && isEmpty(target.args))) {
-    const errors = await internals.check(schema, target.args);
+    const errors = await checkSchema(schema, target.args);
     if (errors.length) throw new ValidationError(`invalid args for '${target.run.tool.name}'`, errors, 'args');
   }
   return target.manager.next();

@@ -1,4 +1,4 @@
-import { ValidationError, ctxTarget, internals, type Context } from 'agent-apps';
+import { ValidationError, ctxTarget, type Context, checkSchema } from 'agent-apps';
 
 export const frontmatter = {
   name: 'validate-returns',
@@ -11,7 +11,7 @@ export default async function validateReturns(ctx: Context, enabled: unknown) {
   const result = await target.manager.next();
   const schema = target.run.tool.returns;
   if (enabled !== false && schema !== undefined && !target.run.signal.aborted) {
-    const errors = await internals.check(schema, result === undefined ? null : result);
+    const errors = await checkSchema(schema, result === undefined ? null : result);
     if (errors.length) throw new ValidationError(`result of '${target.run.tool.name}' does not match its returns schema`, errors, 'returns');
   }
   return undefined;

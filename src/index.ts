@@ -3,22 +3,11 @@
 import { setEntryUrl } from './runtime.ts';
 import { managerOf } from './kernel/manager.ts';
 import type { Kernel } from './kernel/orchestrator.ts';
-import type { Context } from './core/types.ts';
+import type { Context, LoadedTool } from './core/types.ts';
 import { check } from './kernel/schema.ts';
 import { copyData } from './core/path.ts';
 import { checkConfig, configError } from './kernel/plan.ts';
 import { eventBus, eventBusReady } from './events/runtime.ts';
-import type { Sandbox, SandboxOptions } from './sandbox/sandbox.ts';
-import { systemPrompt, userMessage } from './agent/prompt.ts';
-import { isCallable } from './agent/visible-tools.ts';
-import { createBridge, jsonSafe, scrub, subAgentConfig, subAgentWithin, DEFAULT_HOST_MB, type AgentPolicy } from './agent/bridge.ts';
-import { realPath } from './kernel/allowed-tools.ts';
-import { readLimits, findProvider, LimitCounter } from './agent/limits.ts';
-import { providerError } from './agent/provider.ts';
-import { AgentTrace } from './agent/trace.ts';
-import { Returns } from './agent/returns.ts';
-import { AgentCode } from './agent/code.ts';
-import { ApprovalState } from './agent/approval.ts';
 import { terminalFor } from './tui/load.ts';
 
 setEntryUrl(import.meta.url);
@@ -82,83 +71,38 @@ export type {
 } from './core/types.ts';
 
 /**
- * What built-in skills need from the kernel beyond the context: running the served tool's own
- * function (the `execute` middleware) and reaching the runtime (registry, planner, logger).
- * Stable for skills in this repository; not part of the documented user API.
+ * The runtime behind a context (registry, planner, logger): for middleware that plan, list or
+ * resolve tools. Its state is typed: `ctx.globals.internals` is the `RuntimeState` interface.
  */
-export const internals = {
-  /** Runs `target`'s tool function once; returns its value (undefined if it has none). */
-  runFunction(target: Context): Promise<unknown> {
-    return managerOf(target).runFunction();
-  },
-  hasFunction(target: Context): boolean {
-    return typeof managerOf(target).tool.fn === 'function';
-  },
-  kernel(ctx: Context): Kernel {
-    return ctx.globals.internals.kernel;
-  },
-  tool(ctx: Context) {
-    return managerOf(ctx).tool;
-  },
-  /** JSON Schema check with ajv (loaded on first use); returns ajv's error list. */
-  check,
-  /** A deep copy of plain objects and arrays: a context's own copy of shared, frozen cascade data. */
-  copyData,
-  /** For a middleware: an E_CONFIG about its value, naming the file and key of the cascade level that set it. */
-  configError,
-  /** For a middleware that turns validate-args off: checks its value against its params, failing with `configError`. */
-  checkConfig,
-  /** The runtime's event bus (SPEC §8), created on first use. */
-  eventBus,
-  /** The bus with the routes of the projects' root mains registered (async, once). */
-  eventBusReady,
-  /** A fresh isolated-vm sandbox for agent code (SPEC §11); isolated-vm loads on first use. */
-  async createSandbox(opts: SandboxOptions): Promise<Sandbox> {
-    const { Sandbox } = await import('./sandbox/sandbox.ts');
-    return Sandbox.create(opts);
-  },
-  systemPrompt,
-  userMessage,
-  isCallable,
-  /**
-   * When `ctx` was invoked by agent code (its caller has `locals.internals.untrustedRef`), the
-   * policy of that agent (src/agent/bridge.ts). Otherwise undefined.
-   */
-  agentPolicy(ctx: Context): AgentPolicy | undefined {
-    const internals = ctx.envelope.parent?.locals.internals;
-    if (internals?.untrustedRef !== true) return undefined;
-    return internals.agent as AgentPolicy;
-  },
-  /**
-   * When `ctx` was invoked by agent code, the discovery filter of that agent: `(name, hidden) =>
-   * boolean` (its own allowed-tools and every calling agent's). Otherwise undefined.
-   */
-  agentFilter(ctx: Context): ((name: string, hidden: boolean) => boolean) | undefined {
-    const policy = internals.agentPolicy(ctx);
-    if (!policy) return undefined;
-    return (name, hidden) => isCallable(name, hidden, policy).ok;
-  },
-  /** The `agent` skill's parts (src/agent/): limits, the trace and its events, returns, the invoke tool's code. */
-  readLimits,
-  findProvider,
-  LimitCounter,
-  providerError,
-  AgentTrace,
-  Returns,
-  AgentCode,
-  /** The host-call policy for agent code (src/agent/bridge.ts). */
-  createBridge,
-  subAgentConfig,
-  subAgentWithin,
-  /** One agent run's approvals and denials (src/agent/approval.ts). */
-  ApprovalState,
-  /** A JSON copy without internals, config or secrets: what agent code may see of host data. */
-  scrub,
-  jsonSafe,
-  realPath,
-  DEFAULT_HOST_MB,
-  /** The terminal UI for a skill that draws (repl, tutor): loads ink only now; `owned` screens the skill closes. */
-  terminal(ctx: Context) {
-    return terminalFor(ctx.globals.internals);
-  },
-};
+export function kernelOf(ctx: Context): Kernel {
+  return ctx.globals.internals.kernel;
+}
+
+/** The tool a target context serves: its declaration, whether it has a function, and running that function once (the `execute` middleware). */
+export interface ServedTool {
+  readonly decl: LoadedTool;
+  readonly hasFunction: boolean;
+  /** Runs the tool's own function once; resolves to its value (undefined when it has none). */
+  run(): Promise<unknown>;
+}
+
+export function servedTool(target: Context): ServedTool {
+  const manager = managerOf(target);
+  return {
+    get decl() {
+      return manager.tool;
+    },
+    get hasFunction() {
+      return typeof manager.tool.fn === 'function';
+    },
+    run: () => manager.runFunction(),
+  };
+}
+
+/** The terminal UI for a skill that draws (repl, tutor): loads ink only now; `owned` screens the skill closes. */
+export function terminalOf(ctx: Context) {
+  return terminalFor(ctx.globals.internals);
+}
+
+/** JSON Schema check with ajv (loaded on first use); returns ajv's error list. */
+export { check as checkSchema, copyData, checkConfig, configError, eventBus, eventBusReady };

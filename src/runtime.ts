@@ -45,7 +45,7 @@ export interface Runtime {
 }
 
 /** Set by the entry module (src/index.ts or dist/index.js) so skills' `agent-apps` imports resolve to it. */
-let entryUrl = new URL('./index.ts', import.meta.url).href;
+let entryUrl = new URL(import.meta.url.endsWith('.ts') ? './index.ts' : './index.js', import.meta.url).href;
 export function setEntryUrl(url: string): void {
   entryUrl = url;
 }

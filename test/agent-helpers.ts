@@ -5,7 +5,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
 import YAML from 'yaml';
-import { internals, type Context, type Runtime, type RuntimeOptions } from '../src/index.ts';
+import { type Context, type Runtime, type RuntimeOptions, kernelOf } from '../src/index.ts';
+import { systemPrompt } from '../src/agent/index.ts';
 import { fixture, runtimeAt, tempDir } from './helpers.ts';
 
 export const AGENT_WS = fixture('agent-ws');
@@ -106,11 +107,11 @@ export async function eventQueue(rt: Runtime, topic: string) {
 
 /** The system prompt and visible tools the agent builds for a skill, via the exported helpers. */
 export async function promptFor(rt: Runtime, opts: { prompt?: string; allowedTools?: string; self?: string; returns?: object; middlewareMode?: boolean }) {
-  const kernel = internals.kernel(rt.root);
+  const kernel = kernelOf(rt.root);
   const cfg = rt.root.locals.config;
   const { resolveVisibleTools } = await import('../src/index.ts');
   const visible = await resolveVisibleTools(kernel, cfg.paths, cfg.cwd, { allowedTools: opts.allowedTools, self: opts.self, provider: 'agent-strands' });
-  const system = internals.systemPrompt(opts.prompt ?? 'PROMPT', visible, { returns: opts.returns as never, middlewareMode: opts.middlewareMode, maxSteps: 30 });
+  const system = systemPrompt(opts.prompt ?? 'PROMPT', visible, { returns: opts.returns as never, middlewareMode: opts.middlewareMode, maxSteps: 30 });
   return { visible, system };
 }
 

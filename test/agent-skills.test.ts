@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { internals, resolveVisibleTools, type Context, type LoadedTool, type Runtime } from '../src/index.ts';
+import { resolveVisibleTools, type Context, type LoadedTool, type Runtime, kernelOf as kernelOfContext } from '../src/index.ts';
 import { checkAgentSkill } from '../src/loader/agent-skills.ts';
 import { listFolder } from '../src/loader/read.ts';
 import { validatePaths } from '../src/loader/validate.ts';
@@ -25,7 +25,7 @@ const fm = (lines: string, body = 'Body\n') => `---\n${lines}\n---\n${body}`;
 const rules = (r: ReturnType<typeof check>, severity?: 'error' | 'warning') => r.diagnostics.filter((d) => !severity || d.severity === severity).map((d) => d.rule);
 
 function kernelOf(rt: Runtime): Kernel {
-  return internals.kernel(rt.root);
+  return kernelOfContext(rt.root);
 }
 
 async function loaded(rt: Runtime, name: string): Promise<LoadedTool> {

@@ -3,7 +3,7 @@
 // the built-ins that do the same job, and their patterns become arg constraints.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseAllowedTools, resolveVisibleTools, internals } from '../src/index.ts';
+import { parseAllowedTools, resolveVisibleTools, kernelOf } from '../src/index.ts';
 import { runtimeFor } from './helpers.ts';
 
 test('commas outside parentheses separate allowed-tools tokens, inside they separate constraints', () => {
@@ -40,7 +40,7 @@ test('a SKILL.md folder with Claude Code allowed-tools loads, and its agent may 
   const rt = await runtimeFor(t, 'agent-skills');
   const d = await rt.describe('release-notes');
   assert.equal(d.tool.allowedTools, 'Read, Bash(git log:*), Grep');
-  const kernel = internals.kernel(rt.root);
+  const kernel = kernelOf(rt.root);
   const visible = await resolveVisibleTools(kernel, rt.root.locals.config.paths, rt.root.locals.config.cwd, { allowedTools: d.tool.allowedTools, self: 'release-notes' });
   assert.equal(visible.mode, 'constrained');
   assert.deepEqual(visible.tools.map((x) => x.name).sort(), ['file-read', 'shell']);

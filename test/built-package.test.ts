@@ -62,6 +62,8 @@ function agentSkills(): string {
     fs.writeFileSync(path.join(dir, `${name}.md`), `---\n${YAML.stringify({ name, description: `built-package agent ${name}`, metadata })}---\nYou are ${name}.\n`);
     fs.writeFileSync(path.join(dir, `${name}.cassette.yaml`), YAML.stringify({ turns: spec.turns }, { lineWidth: 0 }));
   }
+  // A TypeScript skill that imports the subpath: the test checks it gets dist's own module.
+  fs.writeFileSync(path.join(dir, 'probe-subpath.skill.ts'), "import * as agent from 'agent-apps/agent';\nimport { kernelOf } from 'agent-apps';\nexport default { description: 'probe', fn: (ctx: any) => ({ same: agent.AgentTrace === (globalThis as any).__probeTrace, kernel: typeof kernelOf(ctx).resolve }) };\n");
   return dir;
 }
 
@@ -102,6 +104,18 @@ describe('the agent from the built package (dist/)', { timeout: 60_000 }, () => 
 
   test('a replay cassette run through the agent and agent-strands returns its finish() value', async () => {
     assert.deepEqual(await rt.invoke('count', { text: 'a b c' }), { count: 3 });
+  });
+
+  test('the public API has no internals back door; the agent parts are the subpath agent-apps/agent, one copy with dist', async () => {
+    assert.equal('internals' in api, false, 'agent-apps still exports internals');
+    for (const name of ['kernelOf', 'servedTool', 'configError', 'checkConfig', 'checkSchema', 'eventBus', 'terminalOf']) assert.equal(typeof (api as Record<string, unknown>)[name], 'function', name);
+    const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { exports: Record<string, { import: string }> };
+    const agentUrl = pathToFileURL(path.join(root, pkg.exports['./agent']!.import)).href;
+    const agent = (await import(agentUrl)) as typeof import('../src/agent/index.ts');
+    for (const name of ['readLimits', 'LimitCounter', 'AgentTrace', 'Returns', 'AgentCode', 'createBridge', 'ApprovalState', 'agentPolicy', 'createSandbox']) assert.equal(typeof (agent as Record<string, unknown>)[name], 'function', name);
+    // A skill importing `agent-apps/agent` gets this same module (the runtime's module hook), not a copy.
+    (globalThis as Record<string, unknown>).__probeTrace = agent.AgentTrace;
+    assert.deepEqual(await rt.invoke('probe-subpath', {}), { same: true, kernel: 'function' });
   });
 
   test('an abort crossing the Strands provider is an AbortError of the built package', async () => {

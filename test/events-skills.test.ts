@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
-import { internals, type Event, type Runtime } from '../src/index.ts';
+import { type Event, type Runtime, eventBus } from '../src/index.ts';
 import { logs, runtimeFor, settle, skill } from './helpers.ts';
 
 const WS = 'events-ws';
@@ -389,7 +389,7 @@ test('request cleanup: the middleware’s finally closes the connection on succe
 
 test('function handlers, the in-process form, get every event; a throwing one is logged by name and breaks nothing', async (t) => {
   const rt = await runtimeFor(t, WS);
-  const bus = internals.eventBus(rt.root);
+  const bus = eventBus(rt.root);
   const got: Event[] = [];
   bus.subscribe({ topic: 'orders', fn: function explode() { throw new Error('in-process failure'); } });
   bus.subscribe({ topic: 'orders', fn: (event) => void got.push(event) });
@@ -405,7 +405,7 @@ test('runtime.close() emits shutdown to its handlers, and waits for them before 
   const rt = await runtimeFor(t, WS);
   const got: Event[] = [];
   let settled = false;
-  internals.eventBus(rt.root).subscribe({ topic: 'shutdown', fn: async (event) => {
+  eventBus(rt.root).subscribe({ topic: 'shutdown', fn: async (event) => {
     got.push(event);
     await new Promise((r) => setTimeout(r, 30));
     settled = !rt.root.run.signal.aborted;
@@ -421,7 +421,7 @@ test('runtime.close() does not emit shutdown again when it was already emitted (
   const rt = await runtimeFor(t, WS);
   await rt.invoke('event-subscribe', { topic: 'shutdown' });
   await rt.invoke('event-emit', { topic: 'shutdown', type: 'sigint', data: { signal: 'SIGINT' }, source: 'cli' });
-  const bus = internals.eventBus(rt.root);
+  const bus = eventBus(rt.root);
   // close() releases the replay buffers (SPEC §15), so what it emits is watched as it happens.
   const emitted: string[] = [];
   bus.subscribe({ topic: 'shutdown', fn: (e) => void emitted.push(e.type) });

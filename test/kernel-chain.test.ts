@@ -2,7 +2,7 @@
 // SPEC §6.6 (leaf fallback, runtime cycle skip, next-called-twice, short-circuit, fail, finish).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { internals, type Context } from '../src/index.ts';
+import { type Context, servedTool } from '../src/index.ts';
 import { bareRuntime, logs, middleware, runtimeFor, settle, skill } from './helpers.ts';
 
 type Trace = string[];
@@ -190,8 +190,8 @@ test('a tool’s function runs at most once per invocation', async (t) => {
   const rt = await bareRuntime(t);
   let runs = 0;
   rt.register(middleware('double-exec', async (_c, _a, target) => {
-    const a = await internals.runFunction(target);
-    const b = await internals.runFunction(target);
+    const a = await servedTool(target).run();
+    const b = await servedTool(target).run();
     return [a, b];
   }, {}));
   rt.register(skill('tool', () => ++runs, { 'double-exec': true, $order: { 'double-exec': { after: ['$pre-execute'], before: ['execute'] } } }));

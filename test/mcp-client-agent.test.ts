@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import path from 'node:path';
 import assert from 'node:assert/strict';
-import { internals, resolveVisibleTools } from '../src/index.ts';
+import { resolveVisibleTools, kernelOf } from '../src/index.ts';
 import { writeAgentSkills } from './agent-helpers.ts';
 import { attackWorkspace, attempts, code, runtimeIn } from './security/attack.ts';
 import { EVERYTHING, FILESYSTEM, stdio } from './mcp-client-helpers.ts';
@@ -69,7 +69,7 @@ test('agent code calls MCP tools by bare name under allowed-tools; mcp:// is E_U
 
   // What a constrained agent is shown: the MCP tools its globs match, with their schemas.
   const cfg = rt.root.locals.config;
-  const visible = await resolveVisibleTools(internals.kernel(rt.root), cfg.paths, cfg.cwd, { allowedTools: 'fs-read-*', provider: 'agent-strands' });
+  const visible = await resolveVisibleTools(kernelOf(rt.root), cfg.paths, cfg.cwd, { allowedTools: 'fs-read-*', provider: 'agent-strands' });
   const doc = visible.tools.find((d) => d.name === 'fs-read-text-file');
   assert.ok(doc, 'fs-read-text-file is documented for the agent');
   assert.deepEqual((doc.params as { required?: string[] }).required, ['path']);

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
-import { internals, type Runtime } from '../src/index.ts';
+import { type Runtime, kernelOf } from '../src/index.ts';
 import type { McpHub } from '../src/mcp/hub.ts';
 import { REPO, fixture, tempDir, writeFiles } from './helpers.ts';
 
@@ -41,7 +41,7 @@ export function mcpWorkspace(t: TestContext, servers: Record<string, unknown> | 
 }
 
 export async function hubOf(rt: Runtime): Promise<McpHub> {
-  return internals.kernel(rt.root).registry.mcpHub();
+  return kernelOf(rt.root).registry.mcpHub();
 }
 
 /** Error code and message of a rejected promise (or 'ok'). */

@@ -1,4 +1,4 @@
-// Module hooks (notes/loading.md): the bare specifier `agent-apps` resolves to the running
+// Module hooks (notes/loading.md): the bare specifiers `agent-apps` and `agent-apps/agent` resolve to the running
 // runtime from a skill anywhere on disk, and `*.skill.ts` / `*.skill.js` — and the `.ts` helpers
 // a skill imports — load as ES modules even under a `package.json` that says `"type": "commonjs"`. In-thread hooks (`registerHooks`) cost
 // nothing at start-up, unlike a loader worker.
@@ -13,9 +13,13 @@ const clean = (url: string) => url.replace(/[?#].*$/, '');
 export function installModuleHooks(runtimeEntryUrl: string): void {
   if (installed) return;
   installed = true;
+  const format = runtimeEntryUrl.endsWith('.ts') ? 'module-typescript' : 'module';
+  // `agent-apps/agent` (the agent skill's parts) sits beside the entry, in src/ or dist/.
+  const agentEntryUrl = new URL(runtimeEntryUrl.endsWith('.ts') ? './agent/index.ts' : './agent/index.js', runtimeEntryUrl).href;
   module.registerHooks({
     resolve(specifier, context, nextResolve) {
-      if (specifier === 'agent-apps') return { url: runtimeEntryUrl, shortCircuit: true, format: runtimeEntryUrl.endsWith('.ts') ? 'module-typescript' : 'module' };
+      if (specifier === 'agent-apps') return { url: runtimeEntryUrl, shortCircuit: true, format };
+      if (specifier === 'agent-apps/agent') return { url: agentEntryUrl, shortCircuit: true, format };
       const resolved = nextResolve(specifier, context);
       const parent = context.parentURL ? clean(context.parentURL) : '';
       if (resolved.url.startsWith('file:') && clean(resolved.url).endsWith('.ts') && (parent.endsWith('.skill.ts') || skillSide.has(parent))) {

@@ -1,7 +1,9 @@
 // What `agent-apps mcp serve` exposes (SPEC §16, server): exactly the skills `agent-apps list`
 // shows — public and not broken — narrowed by `--allow` (allowed-tools syntax), in name order.
 // Markdown and SKILL.md skills among them are MCP prompts as well.
-import { internals, parseAllowedTools, type AllowedTools, type JsonObject, type Runtime } from '../index.ts';
+import { parseAllowedTools, type AllowedTools } from '../kernel/allowed-tools.ts';
+import type { JsonObject } from '../core/types.ts';
+import type { Runtime } from '../runtime.ts';
 
 export interface ExposedSkill {
   name: string;
@@ -73,7 +75,7 @@ export class SkillCatalog {
     const root = this.#runtime.root;
     if (rescan) await root.manager.refresh();
     const listed = (await this.#runtime.list()).filter((s) => !s.error && s.visibility === 'public' && this.#allows(s.name));
-    const kernel = internals.kernel(root);
+    const kernel = root.globals.internals.kernel;
     const { paths, cwd } = root.locals.config;
     const out = new Map<string, ExposedSkill>();
     for (const s of listed.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {

@@ -12,7 +12,7 @@ import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
 import http from 'node:http';
 import { classifyInboundRequest, createMcpHandler, isInitializeRequest } from '@modelcontextprotocol/server';
 import { NodeStreamableHTTPServerTransport, hostHeaderValidation, originValidation, toNodeHandler } from '@modelcontextprotocol/node';
-import { AgentAppsError } from '../index.ts';
+import { AgentAppsError } from '../core/errors.ts';
 import { createServer, serverFactory, type SkillHost } from './server.ts';
 
 export interface HttpTarget {

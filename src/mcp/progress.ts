@@ -4,7 +4,8 @@
 // by the async context it was emitted in (AsyncLocalStorage): the reporter and the agent's
 // progress hook run synchronously inside the invocation that logged or emitted.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { LogEvent, Reporter, Runtime } from '../index.ts';
+import type { LogEvent, Reporter } from '../core/types.ts';
+import type { Runtime } from '../runtime.ts';
 import { escapeControl } from '../cli/reporters.ts';
 
 export interface ProgressSink {

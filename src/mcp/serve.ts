@@ -2,7 +2,10 @@
 // clients over stdio (the default) or Streamable HTTP, until stdin closes or a signal comes.
 // Loaded only by this command, so no other command pays for the MCP SDK (SPEC: heavy modules
 // load only when used).
-import { AgentAppsError, createRuntime, parseAllowedTools, type LogLevel, type Reporter } from '../index.ts';
+import { AgentAppsError } from '../core/errors.ts';
+import { createRuntime } from '../runtime.ts';
+import { parseAllowedTools } from '../kernel/allowed-tools.ts';
+import type { LogLevel, Reporter } from '../core/types.ts';
 import { EXIT, painter } from '../cli/output.ts';
 import { consoleReporter } from '../cli/reporters.ts';
 import { runtimeOptions, type GlobalOptions } from '../cli/runtime-options.ts';

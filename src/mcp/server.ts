@@ -6,7 +6,8 @@
 // One `SkillHost` (runtime + catalog) is shared by every `Server` instance the serving entries
 // build: one per stdio connection, one per HTTP request (2026-07-28) or per session (2025-11-25).
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Server, type CallToolResult, type GetPromptResult, type McpServerFactory, type ProgressToken, type Prompt, type ServerContext, type Tool } from '@modelcontextprotocol/server';
-import type { Context, JsonObject, Runtime } from '../index.ts';
+import type { Context, JsonObject } from '../core/types.ts';
+import type { Runtime } from '../runtime.ts';
 import { formatResult } from '../cli/output.ts';
 import { VERSION } from '../cli/version.ts';
 import { inputSchemaOf, outputSchemaOf, type ExposedSkill, type SkillCatalog } from './catalog.ts';

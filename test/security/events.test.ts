@@ -4,7 +4,7 @@
 // released by runtime.close(). Real runtimes, the public skills, no mocks.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRuntime, internals, type Context, type Event, type Runtime } from '../../src/index.ts';
+import { createRuntime, type Context, type Event, type Runtime, eventBus } from '../../src/index.ts';
 import { createEventState, EventBus, DEFAULT_BUFFER_BYTES, MAX_EVENT_DATA_BYTES } from '../../src/events/bus.ts';
 import { Logger } from '../../src/kernel/log.ts';
 import { bareRuntime, settle, skill, tempDir } from '../helpers.ts';
@@ -15,7 +15,7 @@ const wait = (rt: Runtime, args: Record<string, unknown>, signal?: AbortSignal) 
 
 /** Resolves once `topic`'s `queue` has a blocked waiter (the event-wait pipeline reached the bus). */
 async function blocked(rt: Runtime, topic: string, queue = 'default'): Promise<void> {
-  const state = internals.eventBus(rt.root).state;
+  const state = eventBus(rt.root).state;
   for (let i = 0; i < 1000; i++) {
     if ((state.eventQueues.get(topic)?.get(queue)?.waiters.size ?? 0) > 0) return;
     await new Promise((r) => setImmediate(r));
@@ -33,7 +33,7 @@ async function abortAfterHandOff(rt: Runtime, topic: string, turns: number, ack:
   const controller = new AbortController();
   const waiting = settle(wait(rt, { topic, ack }, controller.signal));
   await blocked(rt, topic);
-  const bus = internals.eventBus(rt.root);
+  const bus = eventBus(rt.root);
   const first = bus.emit({ topic, type: 'first' }).event;
   bus.emit({ topic, type: 'second' });
   for (let i = 0; i < turns; i++) await Promise.resolve();
@@ -92,7 +92,7 @@ test('an orphaned event-wait (its caller context aborted) leaves its queue at on
   const orphan = settle(rt.invoke('listener', {}, { context: { signal: controller.signal } }));
   await blocked(rt, 'inbox');
   controller.abort('execution ended');
-  assert.equal(internals.eventBus(rt.root).state.eventQueues.get('inbox')!.get('default')!.waiters.size, 0, 'the waiter is gone at once');
+  assert.equal(eventBus(rt.root).state.eventQueues.get('inbox')!.get('default')!.waiters.size, 0, 'the waiter is gone at once');
   await rt.invoke('event-emit', { topic: 'inbox', type: 'mail' });
   assert.equal((await orphan).error?.code, 'E_ABORTED');
   assert.deepEqual(types(await wait(rt, { topic: 'inbox', timeout: 0 })), ['mail']);
@@ -115,7 +115,7 @@ test('event-emit refuses data over 1 MiB serialized (JSON) with E_VALIDATION, an
     assert.match(error.message, /event-emit: 'data' is \d+ bytes as JSON; the limit is 1048576 \(1 MiB\)/, what);
   }
   assert.deepEqual(await wait(rt, { topic: 'big', timeout: 0 }), []);
-  assert.deepEqual(internals.eventBus(rt.root).buffered('big'), []);
+  assert.deepEqual(eventBus(rt.root).buffered('big'), []);
   // Exactly at the limit is fine.
   const atLimit = 'z'.repeat(MAX_EVENT_DATA_BYTES - 2);
   const event = (await rt.invoke('event-emit', { topic: 'big', type: 'blob', data: atLimit })) as Event;
@@ -128,7 +128,7 @@ test('a topic replay buffer is bounded in bytes (64 MiB) as well as in count, ol
   const rt = await bareRuntime(t);
   const payload = 'p'.repeat(1_000_000); // one string, so the test itself holds 1 MB; the bus counts every event
   for (let i = 0; i < 80; i++) await rt.invoke('event-emit', { topic: 'heavy', type: String(i), data: payload });
-  const bus = internals.eventBus(rt.root);
+  const bus = eventBus(rt.root);
   const kept = bus.buffered('heavy');
   assert.ok(kept.length < 80 && kept.length >= 60, `kept ${kept.length} of 80`);
   assert.equal(kept.at(-1)!.type, '79', 'the newest are kept');
@@ -160,7 +160,7 @@ test('runtime.close() releases the replay buffers, queued events and the log rin
   await rt.invoke('event-subscribe', { topic: 'kept' });
   for (let i = 0; i < 5; i++) await rt.invoke('event-emit', { topic: 'kept', type: 'e', data: payload });
   await rt.invoke('chatter');
-  const bus = internals.eventBus(rt.root);
+  const bus = eventBus(rt.root);
   const logger = rt.root.globals.internals.log as Logger;
   assert.equal(bus.buffered('kept').length, 5);
   assert.ok(logger.retained.bytes > 5 * 60_000);
