@@ -86,17 +86,24 @@ export interface ServedTool {
   run(): Promise<unknown>;
 }
 
+class Served implements ServedTool {
+  readonly #manager: ReturnType<typeof managerOf>;
+  constructor(manager: ReturnType<typeof managerOf>) {
+    this.#manager = manager;
+  }
+  get decl(): LoadedTool {
+    return this.#manager.tool;
+  }
+  get hasFunction(): boolean {
+    return typeof this.#manager.tool.fn === 'function';
+  }
+  run(): Promise<unknown> {
+    return this.#manager.runFunction();
+  }
+}
+
 export function servedTool(target: Context): ServedTool {
-  const manager = managerOf(target);
-  return {
-    get decl() {
-      return manager.tool;
-    },
-    get hasFunction() {
-      return typeof manager.tool.fn === 'function';
-    },
-    run: () => manager.runFunction(),
-  };
+  return new Served(managerOf(target));
 }
 
 /** The terminal UI for a skill that draws (repl, tutor): loads ink only now; `owned` screens the skill closes. */
