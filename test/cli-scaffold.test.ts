@@ -62,12 +62,12 @@ function snapshot(dir: string): Record<string, string> {
 }
 
 describe('agent-apps init', () => {
-  test('scaffolds main, a hello skill with its cassette and a .gitignore; run hello then works offline', async () => {
+  test('scaffolds main, a hello skill with its cassette and eval file, and a .gitignore; run hello then works offline', async () => {
     const cwd = tempDir();
     const init = await cli(['init', 'proj'], cwd);
     assert.equal(init.code, 0, init.stderr);
     const ws = path.join(cwd, 'proj');
-    assert.deepEqual(Object.keys(snapshot(ws)).sort(), ['.gitignore', 'skills/hello.cassette.yaml', 'skills/hello.md', 'skills/main.md']);
+    assert.deepEqual(Object.keys(snapshot(ws)).sort(), ['.gitignore', 'skills/hello.cassette.yaml', 'skills/hello.md', 'skills/hello.test.yaml', 'skills/main.md']);
     assert.match(fs.readFileSync(path.join(ws, '.gitignore'), 'utf8'), /^\.agent-apps\/$/m);
     assert.match(init.stdout, /run hello/);
 

@@ -1,6 +1,7 @@
 // `agent-apps init [dir]` (SPEC §12): a workspace from templates/workspace — skills/main.md (the
-// project's authority), a `hello` agent skill that replays a cassette so it runs offline, and a
-// .gitignore for the run records.
+// project's authority), a `hello` agent skill that replays a cassette so it runs offline, its
+// eval file (`agent-apps test`, SPEC §18, passing offline too), and a .gitignore for the run
+// records.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -17,19 +18,21 @@ const IGNORED = RUNS_DIR.split(path.sep)[0] + '/';
 export function registerInit(program: Command, io: CliIO): void {
   program
     .command('init')
-    .description('scaffold a workspace: skills/main.md, a hello skill that runs offline, a .gitignore')
+    .description('scaffold a workspace: skills/main.md, a hello skill that runs offline with its evals, a .gitignore')
     .argument('[dir]', 'the workspace folder, created if missing', '.')
     .addHelpText(
       'after',
       `
 Creates skills/main.md (the project's root authority: its metadata cascades to every skill),
 skills/hello.md with hello.cassette.yaml (an agent skill that replays a recorded model run, so it
-works with no network), and .gitignore (or adds ${IGNORED} to an existing one). Existing files are
-never overwritten: init refuses (exit 2) and writes nothing.
+works with no network), skills/hello.test.yaml (its evals: agent-apps test runs them, offline),
+and .gitignore (or adds ${IGNORED} to an existing one). Existing files are never overwritten: init
+refuses (exit 2) and writes nothing.
 
 Examples:
   $ agent-apps init my-project && cd my-project
   $ agent-apps run hello --name Ada
+  $ agent-apps test                           the evals in skills/hello.test.yaml
   $ agent-apps init                           the current folder`,
     )
     .action((dir: string, _opts: unknown, cmd: Command) => {
@@ -58,6 +61,7 @@ Examples:
       out += '\nNext:\n';
       if (root !== cwd) out += `  cd ${relative(cwd, root)}\n`;
       out += '  agent-apps run hello --name Ada     an agent skill, replayed offline\n';
+      out += '  agent-apps test                     its evals (skills/hello.test.yaml), offline\n';
       out += '  agent-apps new my-skill --code      a TypeScript skill (without --code: Markdown)\n';
       io.stdout.write(out);
     });

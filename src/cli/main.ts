@@ -12,8 +12,10 @@ import { registerMcp } from './mcp.ts';
 import { registerInteractive } from './repl.ts';
 import { registerCompletion } from './completion.ts';
 import { registerValidate } from './validate.ts';
+import { registerTest } from './test-cmd.ts';
 import { VERSION } from './version.ts';
-import { addGlobalOptions, globalsOf } from './runtime-options.ts';
+import { addGlobalOptions, formatInArgv, globalsOf } from './runtime-options.ts';
+import { StreamJson } from './stream-json.ts';
 import { isCommanderExit, pointToGlobalOptions, throwUsageErrors, usageError } from './usage.ts';
 import type { CliIO } from './io.ts';
 
@@ -37,6 +39,7 @@ Examples:
   $ agent-apps describe greet                cascade and middleware chain
   $ agent-apps debug greet --name Ada        the pipeline as a tree with timings
   $ agent-apps tail --level warn             events of the latest run
+  $ agent-apps test                          run the eval files (*.test.yaml)
   $ agent-apps --set model.provider=replay run summarize --text hi
 
 Exit codes: 0 ok, 1 the skill failed, 2 usage or configuration error, 3 refused (abort),
@@ -54,6 +57,7 @@ Exit codes: 0 ok, 1 the skill failed, 2 usage or configuration error, 3 refused 
   registerInteractive(program, io);
   registerCompletion(program, io);
   registerValidate(program, io);
+  registerTest(program, io);
   // Every subcommand accepts the global options too: `list --json`, `describe greet --set x=1`.
   for (const cmd of program.commands) addGlobalOptions(cmd, true);
   // The global options are listed once, in this help; each subcommand's help points here.
@@ -64,6 +68,7 @@ Exit codes: 0 ok, 1 the skill failed, 2 usage or configuration error, 3 refused 
 
 /** Runs the CLI and returns the exit code (the launcher exits with it). */
 export async function main(argv: string[], io: CliIO = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }): Promise<number> {
+  const started = Date.now();
   const program = buildProgram(io);
   if (argv.length === 0) {
     program.outputHelp();
@@ -82,6 +87,11 @@ export async function main(argv: string[], io: CliIO = { stdout: process.stdout,
     const paint = await painter(io.stderr, g.color !== false && !argv.includes('--no-color'));
     const shown = err instanceof CommanderError ? usageError(err) : err;
     io.stderr.write(formatError(shown, { debug: !!g.debug && !(err instanceof CommanderError), paint }) + '\n');
+    // stream-json (SPEC §18): a run that fails before it starts is its result line alone.
+    const command = ((err as { command?: Command }).command ?? active).name();
+    if ((command === 'run' || command === program.name()) && formatInArgv(argv) === 'stream-json') {
+      new StreamJson(io.stdout).result({ run: undefined, exitCode: exitCodeFor(shown), error: shown, durationMs: Date.now() - started });
+    }
     return exitCodeFor(shown);
   }
 }

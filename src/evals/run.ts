@@ -1,0 +1,202 @@
+// Running eval files (SPEC §18): every file checked first (a malformed one stops everything,
+// exit 2), then the cases in parallel — one runtime per workspace, each case one
+// `runtime.invoke` through the real pipeline. A case's cassette is replayed for that invocation
+// only: an extra middleware (SPEC §6.5, `locals.middleware`, so not its children) that runs right
+// after `model` and sets `model.provider: replay` and `model.cassette` — or, with `update`,
+// `model.record` on the live model the cascade configures.
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.ts';
+import { findWorkspace } from '../loader/search-paths.ts';
+import type { Context, JsonObject } from '../core/types.ts';
+import { loadEvalFile, type EvalCase, type EvalFile, type EvalProblem, type Place } from './eval-file.ts';
+import { asJson, errorOf, judge, type Outcome } from './expect.ts';
+
+export interface CaseResult {
+  /** Absolute path of the eval file. */
+  file: string;
+  skill: string;
+  name: string;
+  line: number;
+  status: 'passed' | 'failed' | 'skipped';
+  durationMs: number;
+  /** Why it failed, or why it was skipped. */
+  reason?: string;
+  /** The result (as JSON) when the invocation succeeded. */
+  result?: unknown;
+  /** The error when it failed. */
+  error?: { code: string; message: string };
+}
+
+export interface EvalOptions {
+  /** createRuntime options for every runtime: --path (absolute), --set, --approve, reporters. */
+  runtime: RuntimeOptions;
+  /** Where the command was started: a file in this workspace runs with this cwd. */
+  cwd: string;
+  /** How many cases run at once. */
+  jobs: number;
+  /** Re-record every case's cassette against the live model. */
+  update?: boolean;
+  /** Only the cases whose title (`file › name`) matches. */
+  filter?: RegExp;
+  /** Default milliseconds per case (a case's own `timeout` wins). */
+  timeout?: number;
+  /** How a file is named in titles (relative to the cwd). */
+  shown: (file: string) => string;
+  /** Called as each case ends, with its index in `plan.cases`. */
+  onResult?: (index: number, result: CaseResult) => void;
+}
+
+interface PlannedCase {
+  file: EvalFile;
+  case: EvalCase;
+  runtime: Runtime;
+}
+
+export interface EvalPlan {
+  cases: PlannedCase[];
+  files: EvalFile[];
+  close(): Promise<void>;
+}
+
+/** Loads and checks every file, then resolves each skill in its workspace's runtime. */
+export async function planEvals(files: string[], opts: EvalOptions): Promise<{ plan: EvalPlan } | { problems: EvalProblem[] }> {
+  const loaded: EvalFile[] = [];
+  const problems: EvalProblem[] = [];
+  for (const file of files) {
+    const out = await loadEvalFile(file);
+    if ('problems' in out) problems.push(...out.problems);
+    else loaded.push(out.file);
+  }
+  if (problems.length) return { problems };
+
+  const runtimes = new Map<string, Runtime>();
+  const close = async () => {
+    for (const rt of runtimes.values()) await rt.close();
+  };
+  try {
+    const cases: PlannedCase[] = [];
+    const recorded = new Map<string, string>();
+    for (const file of loaded) {
+      const workspace = findWorkspace(path.dirname(file.file));
+      let runtime = runtimes.get(workspace);
+      if (!runtime) {
+        const cwd = findWorkspace(opts.cwd) === workspace ? opts.cwd : workspace;
+        runtime = await createRuntime({ ...opts.runtime, cwd });
+        runtimes.set(workspace, runtime);
+      }
+      const problem = (place: Place, message: string) => problems.push({ file: file.file, ...place, message });
+      const resolves = async (ref: string, place: Place, what: string) => {
+        const config = runtime!.root.locals.config;
+        try {
+          await runtime!.root.globals.internals.kernel.resolve(ref, config.paths, config.cwd);
+          return true;
+        } catch (err) {
+          problem(place, `${what}: ${(err as Error).message}`);
+          return false;
+        }
+      };
+      if (!(await resolves(file.skill, file.skillPlace, 'skill'))) continue;
+      const selected = file.cases.filter((c) => !opts.filter || opts.filter.test(`${opts.shown(file.file)} › ${c.name}`));
+      for (const c of selected) {
+        if (c.expect.check !== undefined) await resolves(c.expect.check, c.places.check!, `cases (${c.name}): expect.check`);
+        if (c.cassette !== undefined && !c.skip) {
+          if (opts.update) {
+            const other = recorded.get(c.cassette);
+            if (other !== undefined) problem(c.places.cassette!, `cases (${c.name}): --update would record this cassette for two cases (also '${other}'): give each case its own`);
+            recorded.set(c.cassette, c.name);
+          } else if (!fs.existsSync(c.cassette)) {
+            problem(c.places.cassette!, `cases (${c.name}): no cassette at ${c.cassette} — record it against a live model with agent-apps test --update`);
+          }
+        }
+        cases.push({ file, case: c, runtime });
+      }
+      if (opts.update && selected.some((c) => c.cassette !== undefined && !c.skip)) {
+        const model = (await runtime.describe(file.skill)).metadata.model as JsonObject | undefined;
+        if (model?.provider === 'replay') {
+          problem(file.skillPlace, `--update records against a live model, but '${file.skill}' replays a cassette (model.provider: replay): choose a live one, e.g. --set model.provider=openai --set model.baseURL=http://127.0.0.1:11434/v1`);
+        }
+      }
+    }
+    if (problems.length) {
+      await close();
+      return { problems };
+    }
+    return { plan: { cases, files: loaded, close } };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** Runs the planned cases, `jobs` at a time; results in plan order. */
+export async function runEvals(plan: EvalPlan, opts: EvalOptions): Promise<CaseResult[]> {
+  const results: CaseResult[] = new Array(plan.cases.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < plan.cases.length) {
+      const i = next++;
+      results[i] = await runCase(plan.cases[i]!, opts);
+      opts.onResult?.(i, results[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(opts.jobs, plan.cases.length)) }, worker));
+  return results;
+}
+
+async function runCase(p: PlannedCase, opts: EvalOptions): Promise<CaseResult> {
+  const c = p.case;
+  const base = { file: p.file.file, skill: p.file.skill, name: c.name, line: c.line };
+  if (c.skip) return { ...base, status: 'skipped', durationMs: 0, ...(typeof c.skip === 'string' ? { reason: c.skip } : {}) };
+  const started = performance.now();
+  const outcome = await invokeCase(p, opts);
+  const reason = await judge(c, outcome, (skill, args) => p.runtime.invoke(skill, args as unknown as JsonObject));
+  const durationMs = Math.round((performance.now() - started) * 10) / 10;
+  return {
+    ...base,
+    status: reason === undefined ? 'passed' : 'failed',
+    durationMs,
+    ...(reason !== undefined ? { reason } : {}),
+    ...(outcome.ok ? { result: asJson(outcome.result) } : { error: outcome.error }),
+  };
+}
+
+/** One invocation of the case's skill: replaying its cassette (or recording it), within its timeout. */
+async function invokeCase(p: PlannedCase, opts: EvalOptions): Promise<Outcome> {
+  const c = p.case;
+  const middleware: JsonObject = {};
+  if (c.cassette !== undefined) {
+    const cassette = c.cassette;
+    const update = opts.update === true;
+    middleware['eval-cassette'] = {
+      after: ['model'],
+      before: ['$configure'],
+      fn: (ctx: Context) => {
+        const model: JsonObject = { ...(ctx.locals.config.model ?? {}) };
+        if (update) model.record = cassette;
+        else Object.assign(model, { provider: 'replay', cassette });
+        ctx.locals.config.model = model;
+        return ctx.manager.next();
+      },
+    } as unknown as JsonObject;
+  }
+  const timeout = c.timeout ?? opts.timeout;
+  const controller = timeout ? new AbortController() : undefined;
+  let timedOut = false;
+  const timer = controller
+    ? setTimeout(() => {
+        timedOut = true;
+        controller.abort(`timed out after ${timeout} ms`);
+      }, timeout)
+    : undefined;
+  try {
+    const context = { locals: { middleware }, ...(controller ? { signal: controller.signal } : {}) };
+    const result = await p.runtime.invoke(p.file.skill, c.args, { context });
+    return { ok: true, result };
+  } catch (err) {
+    if (timedOut) return { ok: false, error: { code: 'E_TIMEOUT', message: `no outcome after ${timeout} ms (the case's timeout)` } };
+    return { ok: false, error: errorOf(err) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
