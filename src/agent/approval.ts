@@ -12,7 +12,8 @@
 //   trust: deny                                                      → refused (E_ALLOWED_TOOLS, naming trust)
 //
 // Every decision is a log event `{ type: 'approval', tool, decision, reason? }` and an entry on
-// the agent's trace; every refused call of agent code is a denial on `locals.agent.denials`.
+// the agent's trace; every refused call of agent code is a denial on `locals.agent.denials` and a
+// `denied` trace entry (which the CLI's stream-json and --fail-on-denial read, SPEC §18).
 import { AbortError, AgentAppsError, ConfigurationError } from '../core/errors.ts';
 import { askDesk } from '../kernel/asking.ts';
 import { APPROVAL_CHOICES, type Answer, type ApprovalQuestion } from '../core/ask.ts';
@@ -31,6 +32,9 @@ export interface Denial {
   timestamp: number;
 }
 
+/** What an ApprovalState puts on its agent's trace: gate decisions and refused calls. */
+export type StateEntry = { type: 'approval' | 'denied'; [key: string]: unknown };
+
 /** What opened a gate: a rule of the agent's ask-tools, or the called tool's `trust: ask`. */
 export type GateCause = ApprovalQuestion['because'];
 
@@ -44,9 +48,9 @@ export class ApprovalState {
   /** This run's refused calls (the array on `locals.agent.denials`), its sub-agents' included. */
   readonly denials: Denial[];
   readonly #allowRun = new Set<string>();
-  readonly #trace: ((entry: { type: 'approval'; [key: string]: unknown }) => void) | undefined;
+  readonly #trace: ((entry: StateEntry) => void) | undefined;
 
-  constructor(o: { parent?: ApprovalState; denials?: Denial[]; trace?: (entry: { type: 'approval'; [key: string]: unknown }) => void } = {}) {
+  constructor(o: { parent?: ApprovalState; denials?: Denial[]; trace?: (entry: StateEntry) => void } = {}) {
     this.parent = o.parent;
     this.denials = o.denials ?? [];
     this.#trace = o.trace;
@@ -66,11 +70,13 @@ export class ApprovalState {
     this.root.#allowRun.add(key);
   }
 
+  /** A refused call: on this run's denials and every caller's; a `denied` entry on this run's trace only (it happened here). */
   deny(d: Denial): void {
     for (let s: ApprovalState | undefined = this; s; s = s.parent) s.denials.push(d);
+    this.#trace?.({ type: 'denied', tool: d.tool, code: d.code, reason: d.reason });
   }
 
-  trace(entry: { type: 'approval'; [key: string]: unknown }): void {
+  trace(entry: StateEntry): void {
     this.#trace?.(entry);
   }
 }

@@ -127,9 +127,11 @@ export class AgentCode {
     const progress = this.#o.served.globals.internals.progress;
     if (typeof progress !== 'function') return call;
     const skill = this.#o.display;
+    // The agent run the call belongs to, as its trace's events name it (trace.ts).
+    const agentId = this.#o.served.nonlocals.agent?.contextId;
     const report = (e: { type: string; [key: string]: unknown }) => {
       try {
-        progress({ ...e, skill });
+        progress({ ...e, skill, ...(agentId ? { agentId } : {}) });
       } catch {
         // A view failing never fails the agent's code.
       }

@@ -47,17 +47,21 @@ export class AgentTrace {
   readonly #o: TraceOptions;
   readonly #started = Date.now();
   readonly #progress: ((e: ReportedEvent & { skill: string }) => void) | undefined;
+  /** Which agent run an event is from, for a reporter that shows nested agents (the agent scope's ids). */
+  readonly #ids: { agentId?: string; parentAgentId?: string };
 
   constructor(o: TraceOptions) {
     this.#o = o;
     o.served.locals.agent = { trace: this.entries, usage: this.usage, denials: this.denials };
     this.#progress = o.ctx.globals.internals.progress;
+    const scope = o.ctx.nonlocals.agent;
+    this.#ids = { ...(scope?.contextId ? { agentId: scope.contextId } : {}), ...(scope?.ancestorContextId ? { parentAgentId: scope.ancestorContextId } : {}) };
   }
 
   /** A hook event: a trace entry, a line for the progress reporter, and its bus event (or its tokens). */
   record(e: ReportedEvent): void {
     this.entries.push({ ...e, timestamp: Date.now() });
-    this.#progress?.({ ...e, skill: this.#o.display });
+    this.#progress?.({ ...e, skill: this.#o.display, ...this.#ids });
     if (e.type === 'usage') {
       for (const k of ['inputTokens', 'outputTokens', 'totalTokens'] as const) this.usage[k] += Number(e[k] ?? 0) || 0;
       return;

@@ -60,14 +60,23 @@ export function colorLevel(stream: { isTTY?: boolean }, enabled: boolean, env: N
   return stream.isTTY ? 1 : 0;
 }
 
-export function formatError(err: unknown, opts: { debug: boolean; paint: Painter }): string {
-  const e = err as { code?: string; message?: string; stack?: string };
+/**
+ * An error as the CLI states it: its code (none for commander's own or an error without one) and
+ * its message on one line, with no terminal control from text that may quote model or agent
+ * output (SPEC §15). The stderr line and stream-json's result say the same.
+ */
+export function describeError(err: unknown): { code: string | undefined; message: string } {
+  const e = err as { code?: string; message?: string } | null | undefined;
   const code = typeof e?.code === 'string' && !e.code.startsWith('commander.') ? e.code : undefined;
   let text = withEnumValues(String(e?.message ?? err), err);
   // Node's system errors start with their code (`ENOENT: no such file …`): print it once.
   if (code && text.startsWith(`${code}: `)) text = text.slice(code.length + 2);
-  // One line, and no terminal control from a message that may quote model or agent text (SPEC §15).
-  const message = escapeControl(text.replace(/\s*\n\s*/g, ' ').trim());
+  return { code, message: escapeControl(text.replace(/\s*\n\s*/g, ' ').trim()) };
+}
+
+export function formatError(err: unknown, opts: { debug: boolean; paint: Painter }): string {
+  const e = err as { code?: string; message?: string; stack?: string };
+  const { code, message } = describeError(err);
   let line = `${opts.paint.red('error')}${code ? ` ${opts.paint.dim(`[${escapeControl(code)}]`)}` : ''}: ${message}`;
   // Nothing close enough to suggest: say where to look instead.
   if (code === 'E_TOOL_NOT_FOUND' && !(err as { suggestions?: string[] }).suggestions?.length && !/\(/.test(message)) line += opts.paint.dim(' — `agent-apps list` shows the skills on the search paths');

@@ -1,7 +1,10 @@
-// `agent-apps run [skill] [--PARAM VALUE …]` (SPEC §12).
+// `agent-apps run [skill] [--PARAM VALUE …]` (SPEC §12), in the output format asked for (SPEC §18):
+// text (the result raw or as JSON), json (one JSON line), stream-json (NDJSON events and one result
+// line, stream-json.ts). Every format reports denied tool calls (run-report.ts) and may fail on them.
+import path from 'node:path';
 import type { Command } from 'commander';
 import { createRuntime, type Runtime } from '../runtime.ts';
-import { ToolNotFoundError } from '../core/errors.ts';
+import { AgentAppsError, ToolNotFoundError } from '../core/errors.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import type { JsonObject, Reporter, ToolDecl } from '../core/types.ts';
 import { EXIT, exitCodeFor, formatError, formatResult, painter, type Painter } from './output.ts';
@@ -11,7 +14,9 @@ import { cliTerminal } from './terminal.ts';
 import { mergeOverrides } from './overrides.ts';
 import { mentionsRunOption, parseSkillArgs, readArgsJson, splitRunTokens, type RunTokens } from './skill-args.ts';
 import { skillHelp } from './skill-help.ts';
-import { globalsOf, mergeGlobals, runtimeOptions, type GlobalOptions } from './runtime-options.ts';
+import { globalsOf, mergeGlobals, outputFormat, runtimeOptions, type GlobalOptions } from './runtime-options.ts';
+import { RunReport } from './run-report.ts';
+import { StreamJson } from './stream-json.ts';
 import type { CliIO } from './io.ts';
 import { LineAsker } from '../kernel/line-asker.ts';
 import type { Asker } from '../core/ask.ts';
@@ -23,6 +28,7 @@ export function registerRun(program: Command, io: CliIO): void {
     .argument('[skill]', 'skill name, or a path to a skill file', 'main')
     .argument('[args...]', 'the skill’s args as --NAME VALUE (coerced by its params schema)')
     .option('--args-json <json>', "args as a JSON object, or '-' to read it from stdin")
+    .option('--record <path>', 'record the model’s side of the run as a cassette (= --set model.record=PATH, PATH relative to here)')
     // Everything after the skill name is the skill's (splitRunTokens picks out global options).
     .passThroughOptions()
     .allowUnknownOption()
@@ -32,15 +38,20 @@ export function registerRun(program: Command, io: CliIO): void {
       `
 Args: --flag alone is true, a repeated flag is an array, --obj.key v nests, and values are
 coerced by the skill's params schema. The result goes to stdout (a string raw, anything else as
-JSON; --json always one JSON line); everything else goes to stderr.
+JSON; --json always one JSON line); everything else goes to stderr. --output-format stream-json
+writes NDJSON instead: a start line, one line per agent event, and one result line with ok,
+result or error, exitCode, durationMs, usage, costUsd and denials. Tool calls of agent code that
+were refused are reported in every format; --fail-on-denial makes such a run fail (exit 1).
 
 Examples:
   $ agent-apps run greet --name Ada
   $ agent-apps run resize --sizes 16 --sizes 32 --opts.format png
   $ echo '{"name":"Ada"}' | agent-apps run greet --args-json -
-  $ agent-apps run ./skills/greet.skill.ts --name Ada --json | jq .`,
+  $ agent-apps run ./skills/greet.skill.ts --name Ada --json | jq .
+  $ agent-apps run summarize --text "a b c" --output-format stream-json --fail-on-denial
+  $ agent-apps run summarize --text "a b c" --record summarize.cassette.yaml`,
     )
-    .action(async (skill: string, tokens: string[], opts: { argsJson?: string }, cmd: Command) => {
+    .action(async (skill: string, tokens: string[], opts: { argsJson?: string; record?: string }, cmd: Command) => {
       // `run --name Ada` runs main with args; commander took the first flag for the skill name.
       if (skill.startsWith('-')) [skill, tokens] = ['main', [skill, ...tokens]];
       const pre = globalsOf(cmd);
@@ -50,7 +61,7 @@ Examples:
         return;
       }
       const g = mergeGlobals(pre, split.globals);
-      const code = await runSkill(skill, split.tokens, { argsJson: split.argsJson ?? opts.argsJson }, g, io);
+      const code = await runSkill(skill, split.tokens, { argsJson: split.argsJson ?? opts.argsJson, record: split.record ?? opts.record }, g, io);
       (program as Command & { exitCodeOverride?: number }).exitCodeOverride = code;
     });
 }
@@ -92,27 +103,38 @@ export interface RunExtras {
   asker?: Asker;
 }
 
-export async function runSkill(skill: string, tokens: string[], opts: { argsJson?: string }, g: GlobalOptions, io: CliIO, extras: RunExtras = {}): Promise<number> {
+export async function runSkill(skill: string, tokens: string[], opts: { argsJson?: string; record?: string }, g: GlobalOptions, io: CliIO, extras: RunExtras = {}): Promise<number> {
+  const started = Date.now();
+  const format = outputFormat(g);
   const rtOpts = runtimeOptions(g);
   if (extras.overrides) rtOpts.overrides = mergeOverrides(rtOpts.overrides ?? {}, extras.overrides);
+  // `--record PATH` (SPEC §18): a path as typed, relative to where the command runs — not, as a
+  // `model.record` from a file would be, to the skill's folder.
+  if (opts.record !== undefined) rtOpts.overrides = mergeOverrides(rtOpts.overrides ?? {}, { model: { record: path.resolve(rtOpts.cwd ?? process.cwd(), opts.record) } });
   const interactive = !!(io.stdin.isTTY && io.stdout.isTTY);
   const controller = new AbortController();
   const paint = await painter(io.stderr, g.color !== false);
+  // stream-json owns stdout; the events it writes there are the agent's progress.
+  const stream = format === 'stream-json' ? new StreamJson(io.stdout) : undefined;
+  const report = new RunReport();
   // With stderr a terminal: the live agent view, and when interactive the gates and breakpoints (src/tui).
-  const terminal = cliTerminal(io, { interactive, json: !!g.json, color: g.color !== false, paint });
+  const terminal = cliTerminal(io, { interactive, json: format !== 'text', color: g.color !== false, paint });
   const lines = !extras.asker && !terminal?.asker && interactive ? new LineAsker({ input: io.stdin, output: io.stderr }) : undefined;
   const asker = extras.asker ?? terminal?.asker ?? lines;
-  const runtime = await createRuntime({ ...rtOpts, interactive, signal: controller.signal, reporters: [withoutCliEvents(consoleReporter(io.stderr, paint))], ...(asker ? { asker } : {}) });
+  const reporters = [withoutCliEvents(consoleReporter(io.stderr, paint)), ...(stream ? [stream.reporter()] : [])];
+  const runtime = await createRuntime({ ...rtOpts, interactive, signal: controller.signal, reporters, ...(asker ? { asker } : {}) });
   const root = runtime.root;
+  const runId = root.nonlocals.rootContextId;
   root.globals.internals.interactive = interactive;
   terminal?.attach(root, rtOpts);
+  report.attach(root, stream?.sink());
   const config = root.locals.config;
   if (rtOpts.logLevel) root.manager.configure({ level: rtOpts.logLevel, global: true });
   // Every CLI run in a workspace is recorded for `agent-apps tail` (SPEC §10).
   let jsonl: Reporter | undefined;
   if (recordsRuns(config.workspace)) {
     try {
-      jsonl = jsonlReporter(config.workspace, root.nonlocals.rootContextId!);
+      jsonl = jsonlReporter(config.workspace, runId!);
       root.manager.configure({ reporter: jsonl, global: true });
     } catch (err) {
       io.stderr.write(`${paint.yellow('warn')}: cannot record this run under ${config.workspace}/.agent-apps (${(err as Error).message})\n`);
@@ -125,11 +147,14 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
     ended = true;
     root.manager.log({ type: 'run-end', tag: 'cli', skill, ...fields });
   };
+  // stream-json's last line (SPEC §18): the outcome with its exit code, written once.
+  const result = (exitCode: number, outcome: { result?: unknown; error?: unknown }) => stream?.result({ run: runId, exitCode, ...outcome, durationMs: Date.now() - started, report });
   const stop = installSignals(controller, runtime, io, graceMs(g), (sig) => {
     // A second SIGINT exits at once (SPEC §8), but the run file still gets its run-end and the
     // `.live` marker goes: both synchronously, before process.exit.
     runEnd({ level: 'warn', text: `run ${skill}: ${sig} (again: exited at once)` });
     jsonl?.close?.();
+    result(EXIT.interrupted, { error: signalError(sig, ' (again: exited at once)') });
   });
   try {
     const kernel = root.globals.internals.kernel;
@@ -145,13 +170,14 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
     const fromJson = await readArgsJson(opts.argsJson, io.stdin);
     const args: JsonObject = { ...(fromJson ?? {}), ...parseSkillArgs(tokens, params) };
     root.manager.log({ type: 'run-start', tag: 'cli', level: 'info', text: `run ${skill}`, skill, args });
+    stream?.start(runId, skill, args);
     // A skill awaiting something with no timer or socket behind it (an event-wait without a
     // timeout, a promise that never settles) must not let Node exit mid-run (exit 13): hold a
     // handle until the invocation settles, so SIGINT / SIGTERM can end it.
     const keepAlive = setInterval(() => {}, 1 << 30);
-    let result: unknown;
+    let value: unknown;
     try {
-      result = await Promise.race([runtime.invoke(skill, args), stop.interrupted]);
+      value = await Promise.race([runtime.invoke(skill, args), stop.interrupted]);
       // A skill that computed synchronously kept a SIGINT / SIGTERM that came meanwhile from
       // being handled: let it be delivered now, so the run counts as interrupted (exit 130),
       // not as done (SPEC §15: SIGINT at any point).
@@ -160,20 +186,29 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
       clearInterval(keepAlive);
     }
     if (stop.signal) throw new Error(stop.signal);
+    // --fail-on-denial (SPEC §18): a run in which agent code was refused a call did not succeed.
+    if (g.failOnDenial && report.denials.length) throw new AgentAppsError('E_DENIED', `${report.summary()} (--fail-on-denial)`);
     runEnd({ level: 'info', text: `run ${skill}: ok` });
     // The UI goes before anything else is printed: the result alone on stdout, after it.
     await terminal?.close();
     await extras.after?.(runtime);
     if (g.profile) io.stderr.write(profileTable(root.globals.internals.profile, paint));
-    const out = formatResult(result, !!g.json);
-    if (out !== undefined) await write(io.stdout, out.endsWith('\n') ? out : out + '\n');
+    warnOfDenials(io, paint, report);
+    if (stream) result(EXIT.ok, { result: value });
+    else {
+      const out = formatResult(value, format === 'json');
+      if (out !== undefined) await write(io.stdout, out.endsWith('\n') ? out : out + '\n');
+    }
     return EXIT.ok;
   } catch (err) {
     if (stop.signal) {
       await stop.settled;
       await terminal?.close();
       runEnd({ level: 'warn', text: `run ${skill}: ${stop.signal}` });
-      return stop.signal === 'SIGINT' ? EXIT.interrupted : EXIT.terminated;
+      const code = stop.signal === 'SIGINT' ? EXIT.interrupted : EXIT.terminated;
+      warnOfDenials(io, paint, report);
+      result(code, { error: signalError(stop.signal) });
+      return code;
     }
     // A refusal (exit 3) is not a failure (SPEC §6.6): it is recorded below error level.
     const level = exitCodeFor(err) === EXIT.refused ? 'info' : 'error';
@@ -181,6 +216,9 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
     await terminal?.close();
     await extras.after?.(runtime);
     io.stderr.write(formatError(err, { debug: !!g.debug, paint }) + '\n');
+    // The --fail-on-denial error lists the denials itself.
+    if ((err as { code?: string })?.code !== 'E_DENIED' || !g.failOnDenial) warnOfDenials(io, paint, report);
+    result(exitCodeFor(err), { error: err });
     return exitCodeFor(err);
   } finally {
     stop.dispose();
@@ -188,6 +226,15 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
     lines?.close();
     await runtime.close();
   }
+}
+
+/** SPEC §18: a run that ended after a denied call says so on stderr, whatever the output format. */
+function warnOfDenials(io: CliIO, paint: Painter, report: RunReport): void {
+  if (report.denials.length) io.stderr.write(`${paint.yellow('warn')}: ${report.summary()}\n`);
+}
+
+function signalError(sig: 'SIGINT' | 'SIGTERM', more = ''): AgentAppsError {
+  return new AgentAppsError(sig === 'SIGINT' ? 'E_INTERRUPTED' : 'E_TERMINATED', `${sig === 'SIGINT' ? 'interrupted' : 'terminated'} (${sig})${more}`);
 }
 
 /**

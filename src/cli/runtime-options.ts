@@ -20,10 +20,17 @@ export interface GlobalOptions {
   color?: boolean;
   shutdownGrace?: string;
   approve?: string[];
+  /** text | json | stream-json (SPEC §18); `--json` is `json`. Kept in step with `json` by mergeGlobals. */
+  outputFormat?: string;
+  /** A run that had a denied tool call ends ok: false, exit 1, E_DENIED (SPEC §18). */
+  failOnDenial?: boolean;
 }
 
+export const OUTPUT_FORMATS = ['text', 'json', 'stream-json'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error'];
-const KEYS = ['cwd', 'path', 'set', 'debug', 'profile', 'logLevel', 'json', 'color', 'shutdownGrace', 'approve'] as const;
+const KEYS = ['cwd', 'path', 'set', 'debug', 'profile', 'logLevel', 'json', 'color', 'shutdownGrace', 'approve', 'outputFormat', 'failOnDenial'] as const;
 
 /**
  * Adds the global options to `cmd`. The program shows them; subcommands get hidden copies, so
@@ -38,7 +45,9 @@ export function addGlobalOptions(cmd: Command, hidden = false): Command {
     new Option('--debug', 'instrument the pipeline (= --set debug=true) and print stacks on errors'),
     new Option('--profile', 'time every pipeline and chain entry (= --set profile=true)'),
     new Option('--log-level <level>', 'minimum log level').choices(LEVELS),
-    new Option('--json', 'print results and listings as JSON on one line'),
+    new Option('--json', 'print results and listings as JSON on one line (= --output-format json)'),
+    new Option('--output-format <format>', 'text, json or stream-json (run: NDJSON events and one result line on stdout; other commands: json)').choices(OUTPUT_FORMATS),
+    new Option('--fail-on-denial', 'a run in which a tool call of agent code was denied fails: exit 1, E_DENIED'),
     new Option('--no-color', 'disable colour (NO_COLOR and a non-TTY output disable it too)'),
     new Option('--shutdown-grace <ms>', 'on SIGINT/SIGTERM, how long shutdown handlers may run before the root is aborted (default: 3000)'),
     new Option('--approve <patterns>', "pre-approve agent calls that need a person's approval (ask-tools, trust: ask): 'all', or allowed-tools patterns such as 'shell(command=echo *)' (repeatable)").argParser(collect),
@@ -68,6 +77,9 @@ export function globalsOf(cmd: Command): GlobalOptions {
 
 export function mergeGlobals(a: GlobalOptions, b: GlobalOptions): GlobalOptions {
   const out: GlobalOptions = { ...a };
+  b = withFormat(b);
+  // A later --json replaces an earlier --output-format.
+  if (b.json !== undefined && b.outputFormat === undefined) delete out.outputFormat;
   for (const key of KEYS) {
     const v = b[key];
     if (v === undefined) continue;
@@ -75,6 +87,40 @@ export function mergeGlobals(a: GlobalOptions, b: GlobalOptions): GlobalOptions 
     else (out as Record<string, unknown>)[key] = v;
   }
   return out;
+}
+
+/**
+ * `--json` is `--output-format json`: the two are one setting. Given together at one place,
+ * --output-format wins; given at two places (before and after the command), the later one does.
+ */
+function withFormat(g: GlobalOptions): GlobalOptions {
+  if (g.outputFormat !== undefined) {
+    if (!(OUTPUT_FORMATS as readonly string[]).includes(g.outputFormat)) throw new AgentAppsError('E_USAGE', `--output-format must be one of ${OUTPUT_FORMATS.join(', ')} (got '${g.outputFormat}')`);
+    return { ...g, json: g.outputFormat !== 'text' };
+  }
+  return g;
+}
+
+/** The output format the options ask for (default text). */
+export function outputFormat(g: GlobalOptions): OutputFormat {
+  return (g.outputFormat as OutputFormat | undefined) ?? (g.json ? 'json' : 'text');
+}
+
+/**
+ * The output format a command line asks for, read from its tokens alone — for an error that
+ * comes before the options are parsed (a usage error must still end stream-json's output with
+ * its result line). The last --output-format or --json before `--` counts.
+ */
+export function formatInArgv(argv: readonly string[]): OutputFormat | undefined {
+  let format: OutputFormat | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const t = argv[i]!;
+    if (t === '--') break;
+    if (t === '--json') format = 'json';
+    const value = t === '--output-format' ? argv[i + 1] : t.startsWith('--output-format=') ? t.slice('--output-format='.length) : undefined;
+    if (value !== undefined && (OUTPUT_FORMATS as readonly string[]).includes(value)) format = value as OutputFormat;
+  }
+  return format;
 }
 
 export function runtimeOptions(g: GlobalOptions): RuntimeOptions & { logLevel?: LogLevel } {

@@ -14,8 +14,11 @@ export { UNSAFE_KEYS, findUnsafeKey } from './unsafe-keys.ts';
 
 type Schema = Record<string, unknown>;
 
-/** Global options also accepted after `run SKILL` — unless the skill declares a param of that name. */
-const LATE_OPTIONS: Record<string, { key: keyof GlobalOptions | 'argsJson' | 'help'; kind: 'flag' | 'value' | 'list' }> = {
+/**
+ * Global options also accepted after `run SKILL` — unless the skill declares a param of that name.
+ * `ours`: the CLI's even then (SPEC §18: --output-format after the skill name is never a skill arg).
+ */
+const LATE_OPTIONS: Record<string, { key: keyof GlobalOptions | 'argsJson' | 'help' | 'record'; kind: 'flag' | 'value' | 'list'; ours?: true }> = {
   json: { key: 'json', kind: 'flag' },
   debug: { key: 'debug', kind: 'flag' },
   profile: { key: 'profile', kind: 'flag' },
@@ -25,14 +28,19 @@ const LATE_OPTIONS: Record<string, { key: keyof GlobalOptions | 'argsJson' | 'he
   path: { key: 'path', kind: 'list' },
   cwd: { key: 'cwd', kind: 'value' },
   approve: { key: 'approve', kind: 'list' },
-  'args-json': { key: 'argsJson', kind: 'value' },
-  help: { key: 'help', kind: 'flag' },
+  'output-format': { key: 'outputFormat', kind: 'value', ours: true },
+  'fail-on-denial': { key: 'failOnDenial', kind: 'flag', ours: true },
+  record: { key: 'record', kind: 'value', ours: true },
+  'args-json': { key: 'argsJson', kind: 'value', ours: true },
+  help: { key: 'help', kind: 'flag', ours: true },
 };
 
 export interface RunTokens {
   /** Global options found among the skill's tokens (`run greet --name Ada --json`). */
   globals: GlobalOptions;
   argsJson?: string;
+  /** `--record PATH`: `--set model.record=PATH` (SPEC §18). */
+  record?: string;
   help: boolean;
   /** What is left: the skill's own `--PARAM VALUE` tokens. */
   tokens: string[];
@@ -65,7 +73,7 @@ export function splitRunTokens(tokens: string[], params: unknown): RunTokens {
     const name = token === '-h' ? 'help' : m?.[1];
     const spec = name === undefined ? undefined : LATE_OPTIONS[name];
     const declared = name !== undefined && (Object.hasOwn(props, name) || (name === 'no-color' && Object.hasOwn(props, 'color')));
-    if (!spec || (declared && spec.key !== 'argsJson' && spec.key !== 'help')) {
+    if (!spec || (declared && !spec.ours)) {
       out.tokens.push(token);
       continue;
     }
@@ -82,6 +90,7 @@ export function splitRunTokens(tokens: string[], params: unknown): RunTokens {
       value = tokens[++i]!;
     }
     if (spec.key === 'argsJson') out.argsJson = value;
+    else if (spec.key === 'record') out.record = value;
     else if (spec.kind === 'list') {
       const key = spec.key as 'set' | 'path' | 'approve';
       out.globals[key] = [...(out.globals[key] ?? []), value];
