@@ -97,22 +97,27 @@ async function runTests(paths: string[], opts: TestOptions, cmd: Command, io: Cl
     }
   }
   const color = g.color !== false;
-  const shown = (file: string) => {
-    const rel = path.relative(cwd, file);
-    return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
+  // Files are named relative to the cwd when they are in its workspace (`../tests/x.test.yaml`
+  // from skills/), else by their absolute path.
+  const workspace = findWorkspace(cwd);
+  const inside = (dir: string, file: string) => {
+    const rel = path.relative(dir, file);
+    return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
   };
+  const shown = (file: string) => (inside(cwd, file) || inside(workspace, file) ? path.relative(cwd, file) : file);
 
   // Where eval files are: the named files and folders, or the workspace's skill folders and tests/.
   const { findEvalFiles } = await import('../evals/find.ts');
   let targets: string[];
   if (paths.length) {
     targets = paths.map((p) => path.resolve(cwd, p));
+    const missing = paths.find((p, i) => !fs.existsSync(targets[i]!));
+    if (missing !== undefined) throw new AgentAppsError('E_USAGE', `test: '${missing}' does not exist`);
   } else {
-    const workspace = findWorkspace(cwd);
     const userLevel = new Set([LIBRARY_ROOT, path.join(agentAppsHome(), 'skills'), path.join(agentsHome(), 'skills')]);
     targets = [...defaultPaths({ cwd, workspace, paths: searchPaths }).filter((p) => !userLevel.has(p)), path.join(workspace, 'tests')];
   }
-  const files = findEvalFiles(targets, { mustExist: paths.length > 0 });
+  const files = findEvalFiles(targets);
   if (!files.length) {
     const where = paths.length ? paths.join(', ') : targets.map(shown).join(', ');
     throw new AgentAppsError('E_USAGE', `test: no eval files (*.test.yaml) in ${where} — write one beside a skill (skills/NAME.test.yaml) or under tests/; agent-apps test --help shows the format`);

@@ -3,7 +3,6 @@
 // `tests/`; or the files and folders named on the command line.
 import fs from 'node:fs';
 import path from 'node:path';
-import { AgentAppsError } from '../core/errors.ts';
 import { EVAL_SUFFIXES } from './eval-file.ts';
 
 /** Folders never searched: dependencies, VCS data, run records, build output. */
@@ -13,16 +12,15 @@ export const isEvalFile = (name: string): boolean => EVAL_SUFFIXES.some((s) => n
 
 /**
  * The eval files under `targets` (a file is taken as it is; a folder is searched), sorted and
- * without repeats. A target that does not exist is a usage error (exit 2).
+ * without repeats. A target that does not exist is skipped.
  */
-export function findEvalFiles(targets: string[], opts: { mustExist: boolean }): string[] {
+export function findEvalFiles(targets: string[]): string[] {
   const found = new Set<string>();
   for (const target of targets) {
     let stat: fs.Stats;
     try {
       stat = fs.statSync(target);
     } catch {
-      if (opts.mustExist) throw new AgentAppsError('E_USAGE', `test: '${target}' does not exist`);
       continue;
     }
     if (stat.isDirectory()) walk(target, found);

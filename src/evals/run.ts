@@ -3,7 +3,8 @@
 // `runtime.invoke` through the real pipeline. A case's cassette is replayed for that invocation
 // only: an extra middleware (SPEC §6.5, `locals.middleware`, so not its children) that runs right
 // after `model` and sets `model.provider: replay` and `model.cassette` — or, with `update`,
-// `model.record` on the live model the cascade configures.
+// `model.record` on the live model the cascade configures (the first case naming a cassette
+// records it; the others replay that recording once it is made).
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.ts';
@@ -51,6 +52,10 @@ interface PlannedCase {
   file: EvalFile;
   case: EvalCase;
   runtime: Runtime;
+  /** replay its cassette, record it (--update), or run as the cascade says. */
+  mode: 'replay' | 'record' | 'live';
+  /** Runs once every other case has ended: it replays a cassette this run records (--update). */
+  after?: boolean;
 }
 
 export interface EvalPlan {
@@ -76,7 +81,7 @@ export async function planEvals(files: string[], opts: EvalOptions): Promise<{ p
   };
   try {
     const cases: PlannedCase[] = [];
-    const recorded = new Map<string, string>();
+    const recorded = new Set<string>();
     for (const file of loaded) {
       const workspace = findWorkspace(path.dirname(file.file));
       let runtime = runtimes.get(workspace);
@@ -102,14 +107,19 @@ export async function planEvals(files: string[], opts: EvalOptions): Promise<{ p
         if (c.expect.check !== undefined) await resolves(c.expect.check, c.places.check!, `cases (${c.name}): expect.check`);
         if (c.cassette !== undefined && !c.skip) {
           if (opts.update) {
-            const other = recorded.get(c.cassette);
-            if (other !== undefined) problem(c.places.cassette!, `cases (${c.name}): --update would record this cassette for two cases (also '${other}'): give each case its own`);
-            recorded.set(c.cassette, c.name);
+            // The first case naming a cassette records it; the others replay that recording after it.
+            if (!recorded.has(c.cassette)) {
+              recorded.add(c.cassette);
+              cases.push({ file, case: c, runtime, mode: 'record' });
+              continue;
+            }
+            cases.push({ file, case: c, runtime, mode: 'replay', after: true });
+            continue;
           } else if (!fs.existsSync(c.cassette)) {
             problem(c.places.cassette!, `cases (${c.name}): no cassette at ${c.cassette} — record it against a live model with agent-apps test --update`);
           }
         }
-        cases.push({ file, case: c, runtime });
+        cases.push({ file, case: c, runtime, mode: c.cassette !== undefined && !c.skip ? 'replay' : 'live' });
       }
       if (opts.update && selected.some((c) => c.cassette !== undefined && !c.skip)) {
         const model = (await runtime.describe(file.skill)).metadata.model as JsonObject | undefined;
@@ -132,15 +142,18 @@ export async function planEvals(files: string[], opts: EvalOptions): Promise<{ p
 /** Runs the planned cases, `jobs` at a time; results in plan order. */
 export async function runEvals(plan: EvalPlan, opts: EvalOptions): Promise<CaseResult[]> {
   const results: CaseResult[] = new Array(plan.cases.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < plan.cases.length) {
-      const i = next++;
-      results[i] = await runCase(plan.cases[i]!, opts);
-      opts.onResult?.(i, results[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(opts.jobs, plan.cases.length)) }, worker));
+  const indices = plan.cases.map((_, i) => i);
+  for (const wave of [indices.filter((i) => !plan.cases[i]!.after), indices.filter((i) => plan.cases[i]!.after)]) {
+    let next = 0;
+    const worker = async () => {
+      while (next < wave.length) {
+        const i = wave[next++]!;
+        results[i] = await runCase(plan.cases[i]!, opts);
+        opts.onResult?.(i, results[i]!);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(opts.jobs, wave.length)) }, worker));
+  }
   return results;
 }
 
@@ -165,9 +178,9 @@ async function runCase(p: PlannedCase, opts: EvalOptions): Promise<CaseResult> {
 async function invokeCase(p: PlannedCase, opts: EvalOptions): Promise<Outcome> {
   const c = p.case;
   const middleware: JsonObject = {};
-  if (c.cassette !== undefined) {
+  if (c.cassette !== undefined && p.mode !== 'live') {
     const cassette = c.cassette;
-    const update = opts.update === true;
+    const update = p.mode === 'record';
     middleware['eval-cassette'] = {
       after: ['model'],
       before: ['$configure'],
