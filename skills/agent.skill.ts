@@ -95,7 +95,7 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
   const scope = { ...(served.nonlocals.agent ?? {}), events: topic, contextId: served.envelope.id, ancestorContextId: ctx.nonlocals.agent?.contextId };
   served.nonlocals.agent = scope;
   ctx.nonlocals.agent = scope;
-  const trace = new AgentTrace({ ctx, served, topic, skillName, display });
+  const trace = new AgentTrace({ ctx, served, topic, skillName, display, model: config });
 
   // ── discovery: what this agent's code may do (src/agent/bridge.ts) ─────────────────────────
   // A sub-agent's effective model config is this one without `record` (the caller's recording is

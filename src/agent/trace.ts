@@ -7,6 +7,7 @@ import { eventBus } from '../events/runtime.ts';
 import type { Context } from '../core/types.ts';
 import type { TokenUsage } from './provider.ts';
 import type { Denial } from './approval.ts';
+import { costUsd, priceFor, type Price } from './prices.ts';
 
 /** What a provider reported to the hook (a `HookEvent`, or a type of its own), as received. */
 export interface ReportedEvent {
@@ -37,6 +38,8 @@ export interface TraceOptions {
   skillName: string;
   /** How the agent is shown in logs and by the progress reporter. */
   display: string;
+  /** The run's model config: its `modelId` and `prices` price each call's usage (SPEC §18). */
+  model?: { modelId?: unknown; prices?: unknown };
 }
 
 export class AgentTrace {
@@ -49,6 +52,8 @@ export class AgentTrace {
   readonly #progress: ((e: ReportedEvent & { skill: string }) => void) | undefined;
   /** Which agent run an event is from, for a reporter that shows nested agents (the agent scope's ids). */
   readonly #ids: { agentId?: string; parentAgentId?: string };
+  readonly #price: Price | undefined;
+  #cost: number | undefined;
 
   constructor(o: TraceOptions) {
     this.#o = o;
@@ -56,18 +61,42 @@ export class AgentTrace {
     this.#progress = o.ctx.globals.internals.progress;
     const scope = o.ctx.nonlocals.agent;
     this.#ids = { ...(scope?.contextId ? { agentId: scope.contextId } : {}), ...(scope?.ancestorContextId ? { parentAgentId: scope.ancestorContextId } : {}) };
+    // Read before the model is asked anything: a malformed price is the config's error (E_CONFIG).
+    this.#price = priceFor(o.model?.modelId, o.model?.prices);
+  }
+
+  /** USD of this run's model calls, when its model has a price (`model.prices`). */
+  get costUsd(): number | undefined {
+    return this.#cost;
   }
 
   /** A hook event: a trace entry, a line for the progress reporter, and its bus event (or its tokens). */
   record(e: ReportedEvent): void {
     this.entries.push({ ...e, timestamp: Date.now() });
-    this.#progress?.({ ...e, skill: this.#o.display, ...this.#ids });
     if (e.type === 'usage') {
       for (const k of ['inputTokens', 'outputTokens', 'totalTokens'] as const) this.usage[k] += Number(e[k] ?? 0) || 0;
+      const cost = this.#callCost(e);
+      if (cost !== undefined) this.#cost = (this.#cost ?? 0) + cost;
+      this.#progress?.({ ...e, skill: this.#o.display, ...this.#ids, ...(cost !== undefined ? { costUsd: cost } : {}) });
       return;
     }
+    this.#progress?.({ ...e, skill: this.#o.display, ...this.#ids });
     const name = e.type === 'tool-result' && e.error ? 'tool-error' : EVENT_NAMES[e.type];
     if (name) this.emit(name, e);
+  }
+
+  /** One call's cost: at the price of the model the provider names (a fallback model), else the config's. */
+  #callCost(e: ReportedEvent): number | undefined {
+    let price = this.#price;
+    if (typeof e.modelId === 'string' && e.modelId !== this.#o.model?.modelId) {
+      try {
+        price = priceFor(e.modelId, this.#o.model?.prices);
+      } catch {
+        price = undefined;
+      }
+    }
+    const usage = { inputTokens: Number(e.inputTokens ?? 0) || 0, outputTokens: Number(e.outputTokens ?? 0) || 0 };
+    return price ? costUsd(usage, price) : undefined;
   }
 
   /** Model turns so far (turn-start entries). */
