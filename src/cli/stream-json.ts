@@ -78,8 +78,9 @@ export class StreamJson {
     if (!type) return;
     const { type: _type, skill, agentId, parentAgentId, timestamp: _timestamp, ...fields } = e;
     const depth = this.#depthOf(agentId, parentAgentId);
-    const line: Record<string, unknown> = { type, skill, depth, ...(typeof agentId === 'string' ? { agent: agentId } : {}), ...fields };
-    if (type === 'message') line.delta = e.delta === true;
+    const head = { type, skill, depth, ...(typeof agentId === 'string' ? { agent: agentId } : {}) };
+    // A message says whether it is a streamed piece (delta) or the turn's whole text.
+    const line: Record<string, unknown> = type === 'message' ? { ...head, text: e.text, delta: e.delta === true, ...fields } : { ...head, ...fields };
     // The code a result belongs to is on its tool-call line (the same toolUseId).
     if (type === 'tool-result') delete line.args;
     // A failed tool call: its error as the result line states one, { code, message }.
