@@ -9,7 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import YAML from 'yaml';
-import { cli, folder, tempDir } from './cli-process.ts';
+import { spawn } from 'node:child_process';
+import { BIN, cli, cliEnv, folder, tempDir } from './cli-process.ts';
 import { fixture } from './helpers.ts';
 import { fakeOpenAI, textReply, toolCallReply } from './fake-openai.ts';
 
@@ -257,6 +258,25 @@ describe('agent-apps test: expectations, parallelism, selection', () => {
     const reporter = await cli(['test', 'passing', '--reporter', 'xml'], WS);
     assert.equal(reporter.code, 2);
     assert.match(reporter.stderr, /xml/);
+  });
+
+  test('SIGINT while cases run: exit 130, saying how many cases had ended', { timeout: 30_000 }, async () => {
+    const child = spawn(process.execPath, [BIN, 'test', 'interrupt', '--reporter', 'json'], { cwd: WS, env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let sent = false;
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    const code = await new Promise<number | null>((resolve) => {
+      child.stderr.setEncoding('utf8').on('data', (d: string) => {
+        stderr += d;
+        // The quick case's line: the stalled one is running now.
+        if (!sent && /✓ interrupt\/a-quick\.test\.yaml › quick/.test(stderr)) sent = child.kill('SIGINT');
+      });
+      child.on('close', resolve);
+    });
+    assert.equal(code, 130, stderr);
+    assert.match(stderr, /interrupted \(SIGINT\): 1 of 2 cases had ended\n$/);
+    assert.equal(stdout, '');
   });
 
   test('--help explains the file format and shows examples', async () => {

@@ -154,6 +154,7 @@ async function runTests(paths: string[], opts: TestOptions, cmd: Command, io: Cl
     return EXIT.usage;
   }
   const { plan } = planned;
+  let stopListening: (() => void) | undefined;
   try {
     if (!plan.cases.length) throw new AgentAppsError('E_USAGE', `test: no case matches --filter ${opts.filter} (in ${files.length} eval ${files.length === 1 ? 'file' : 'files'})`);
     if (rtOpts.logLevel) {
@@ -162,11 +163,20 @@ async function runTests(paths: string[], opts: TestOptions, cmd: Command, io: Cl
     // Case lines in file order, each as soon as every case before it has ended.
     const done: (string | undefined)[] = new Array(plan.cases.length);
     let printed = 0;
+    let ended = 0;
+    // Ctrl-C (SPEC §15): say how far the run got, exit 130 at once; the sandbox child goes with us.
+    const interrupted = () => {
+      io.stderr.write(`\ninterrupted (SIGINT): ${ended} of ${plan.cases.length} cases had ended\n`);
+      process.exit(EXIT.interrupted);
+    };
+    process.on('SIGINT', interrupted);
+    stopListening = () => process.off('SIGINT', interrupted);
     const lines: string[] = [];
     const started = performance.now();
     const results = await runEvals(plan, {
       ...evalOptions,
       onResult(i, r) {
+        ended++;
         done[i] = textLine(r, shown, paint, escapeControl);
         while (printed < done.length && done[printed] !== undefined) {
           const line = done[printed++]!;
@@ -190,6 +200,7 @@ async function runTests(paths: string[], opts: TestOptions, cmd: Command, io: Cl
     }
     return failed ? EXIT.failed : EXIT.ok;
   } finally {
+    stopListening?.();
     await plan.close();
   }
 }
