@@ -33,7 +33,7 @@ export function registerTest(program: Command, io: CliIO): void {
     .option('--out <file>', 'write the report to <file> (stdout then shows the text listing)')
     .option('--update', 're-record every case’s cassette against the live model the skill is configured with')
     .option('--filter <regex>', 'only the cases whose title (FILE › NAME) matches (case-insensitive)')
-    .option('--timeout <ms>', 'abort a case after <ms> milliseconds (a case’s own timeout: wins); it fails with E_TIMEOUT')
+    .option('--timeout <ms>', 'abort a case after <ms> milliseconds (a case’s own timeout wins); it then fails with E_TIMEOUT')
     .addHelpText(
       'after',
       `
@@ -68,10 +68,10 @@ Exit codes: 0 every case passed, 1 a case failed, 2 a malformed eval file (FILE:
 bad usage.
 
 Examples:
-  $ agent-apps test                                   every eval file of the workspace
-  $ agent-apps test skills/hello.test.yaml --filter default
-  $ agent-apps test --reporter junit --out report.xml in CI
-  $ agent-apps test --reporter tap | npx tap-parser
+  $ agent-apps test                                     every eval file of the workspace
+  $ agent-apps test skills/hello.test.yaml --filter world
+  $ agent-apps test --reporter junit --out report.xml   in CI: the report for the CI, the lines in the log
+  $ agent-apps test tests/ --jobs 1 --reporter tap > evals.tap
   $ agent-apps test --update --set model.provider=openai --set model.baseURL=http://127.0.0.1:11434/v1`,
     )
     .action(async (paths: string[], opts: TestOptions, cmd: Command) => {
