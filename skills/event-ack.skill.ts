@@ -22,7 +22,7 @@ export const frontmatter = {
 };
 
 export default async function eventAck(ctx: Context, args: { topic: string; queue: string; ids: string[]; nack: boolean; strict: boolean }) {
-  const result = (await eventBusReady(ctx)).ack({ topic: args.topic, queue: args.queue, ids: args.ids, nack: args.nack });
+  const result = await (await eventBusReady(ctx)).ack({ topic: args.topic, queue: args.queue, ids: args.ids, nack: args.nack });
   if (result.unknown.length && args.strict) {
     throw new AgentAppsError('E_UNKNOWN_EVENT', `event-ack: not pending on '${args.topic}' queue '${args.queue}': ${result.unknown.join(', ')}${result.acked.length + result.nacked.length ? ` (the other ${result.acked.length + result.nacked.length} were ${args.nack ? 'nacked' : 'acked'})` : ''}`);
   }

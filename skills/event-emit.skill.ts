@@ -22,7 +22,7 @@ export const frontmatter = {
 
 export default async function eventEmit(ctx: Context, args: { topic: string; type: string; data?: unknown; source?: string }): Promise<Event> {
   const caller = ctx.envelope.parent;
-  const { event, dispatched } = (await eventBusReady(ctx)).emit({
+  const { event, dispatched } = await (await eventBusReady(ctx)).emit({
     topic: args.topic,
     type: args.type,
     data: args.data,

@@ -26,7 +26,7 @@ export default async function eventSubscribe(ctx: Context, args: { topic: string
     // A bad ref fails here, at subscribe time, not silently at emit time.
     const kernel = kernelOf(ctx);
     await kernel.resolve(args.ref, ctx.locals.config.paths, ctx.locals.config.cwd);
-    return (await eventBusReady(ctx)).subscribe({ topic: args.topic, ref: args.ref, args: args.args, replay: args.replay });
+    return await (await eventBusReady(ctx)).subscribe({ topic: args.topic, ref: args.ref, args: args.args, replay: args.replay });
   }
-  return (await eventBusReady(ctx)).subscribe({ topic: args.topic, queue: args.queue, replay: args.replay });
+  return await (await eventBusReady(ctx)).subscribe({ topic: args.topic, queue: args.queue, replay: args.replay });
 }

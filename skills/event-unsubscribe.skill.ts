@@ -11,5 +11,5 @@ export const frontmatter = {
 };
 
 export default async function eventUnsubscribe(ctx: Context, args: { topic: string; ref?: string }) {
-  return (await eventBusReady(ctx)).unsubscribe({ topic: args.topic, ref: args.ref });
+  return await (await eventBusReady(ctx)).unsubscribe({ topic: args.topic, ref: args.ref });
 }

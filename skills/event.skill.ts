@@ -1,4 +1,4 @@
-import { ctxTarget, type Context, checkConfig, configError, eventBus, kernelOf } from 'agent-apps';
+import { ctxTarget, type Context, checkConfig, configError, eventBusReady, kernelOf } from 'agent-apps';
 
 export const frontmatter = {
   name: 'event',
@@ -32,16 +32,16 @@ export default async function event(ctx: Context, value: { routes?: Route[]; rou
     routes.push({ topic: r.topic, ref: target.run.tool.name, args: r.args });
   }
   const kernel = kernelOf(ctx);
-  const bus = eventBus(ctx);
+  const bus = await eventBusReady(ctx);
   if (value?.bufferSize !== undefined) {
     const size = value.bufferSize;
     if (!Number.isInteger(size) || size < 0) throw configError(ctx, `must be a whole number ≥ 0, got ${JSON.stringify(size)}`, ['bufferSize']);
-    bus.state.bufferSize = size; // the replay buffer of every topic (SPEC §8: 1,000 by default, configurable)
+    await bus.setBufferSize(size); // the replay buffer of every topic (SPEC §8: 1,000 by default, configurable)
   }
   for (const [i, r] of routes.entries()) {
     if (!r || typeof r.topic !== 'string' || typeof r.ref !== 'string') throw configError(ctx, `each route needs a topic and a ref, got ${JSON.stringify(r)}`, ['routes', String(i)]);
     await kernel.resolve(r.ref, target.locals.config.paths, target.locals.config.cwd);
-    bus.subscribe({ topic: r.topic, ref: r.ref, args: r.args }); // idempotent
+    await bus.subscribe({ topic: r.topic, ref: r.ref, args: r.args }); // idempotent
   }
   return target.manager.next();
 }

@@ -6,7 +6,7 @@ import { Registry } from './loader/registry.ts';
 import { LIBRARY_ROOT, PACKAGE_ROOT, defaultPaths, findWorkspace } from './loader/search-paths.ts';
 import { installModuleHooks } from './loader/module-hooks.ts';
 import { declare } from './loader/frontmatter.ts';
-import { settle } from './events/runtime.ts';
+import { closeEvents, settle } from './events/runtime.ts';
 import { AgentAppsError } from './core/errors.ts';
 import { managerOf } from './kernel/manager.ts';
 import { setAsker } from './kernel/asking.ts';
@@ -127,6 +127,9 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
           await fn();
         } catch {}
       }
+      // The configured backend stops taking events (what this process held un-acked goes back)
+      // and the NATS connection, if any, closes (SPEC §19).
+      await closeEvents(globals.internals);
       managerOf(root).abort('runtime closed', true);
       await logger.close();
       // SPEC §15: what the runtime retained goes with it — replay buffers, queued events and

@@ -3,7 +3,7 @@
 // reads it; token usage is summed on `locals.agent.usage`. With an events topic, the run is also
 // told on the bus as it happens: agent-start, turn-start, agent-message, tool-call, tool-result /
 // tool-error, turn-end, agent-error and agent-complete.
-import { eventBus } from '../events/runtime.ts';
+import { publishEvent } from '../events/runtime.ts';
 import type { Context } from '../core/types.ts';
 import type { TokenUsage } from './provider.ts';
 import type { Denial } from './approval.ts';
@@ -109,7 +109,7 @@ export class AgentTrace {
   emit(type: string, data: unknown): void {
     const { topic, ctx, skillName } = this.#o;
     if (topic === undefined) return;
-    eventBus(ctx).emit({ topic, type, data, source: skillName, rootContextId: ctx.nonlocals.rootContextId });
+    publishEvent(ctx, { topic, type, data, source: skillName, rootContextId: ctx.nonlocals.rootContextId });
   }
 
   /** The run succeeded: the agent-usage log event and agent-complete. */

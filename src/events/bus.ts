@@ -222,17 +222,7 @@ export class EventBus {
 
   emit(input: EmitInput): { event: Event; dispatched: Promise<void> } {
     const { topic, type } = input;
-    checkTopic(topic, 'event-emit');
-    if (typeof type !== 'string') throw invalid('event-emit', "'type' must be a string");
-    const data = input.data;
-    const dataBytes = jsonBytes(data);
-    if (dataBytes > MAX_EVENT_DATA_BYTES) {
-      throw invalid('event-emit', `'data' is ${dataBytes} bytes as JSON; the limit is ${MAX_EVENT_DATA_BYTES} (1 MiB) — pass a reference (a path, an id) instead of the payload`);
-    }
-    const event: Event = { id: randomUUID().slice(0, 8), topic, type, timestamp: Date.now() };
-    if (input.source !== undefined) event.source = input.source;
-    if (data !== undefined) event.data = data;
-    if (input.rootContextId !== undefined) event.rootContextId = input.rootContextId;
+    const { event, dataBytes } = stampEvent(input);
 
     const size = this.state.bufferSize;
     if (size > 0) {
@@ -515,6 +505,26 @@ export class EventBus {
   }
 }
 
+/**
+ * Checks what `emit` was given and stamps the event: `id` (the first 8 characters of a UUID) and
+ * `timestamp`; `dataBytes` is its data's size as JSON. Every backend makes its events here.
+ */
+export function stampEvent(input: EmitInput): { event: Event; dataBytes: number } {
+  const { topic, type } = input;
+  checkTopic(topic, 'event-emit');
+  if (typeof type !== 'string') throw invalid('event-emit', "'type' must be a string");
+  const data = input.data;
+  const dataBytes = jsonBytes(data);
+  if (dataBytes > MAX_EVENT_DATA_BYTES) {
+    throw invalid('event-emit', `'data' is ${dataBytes} bytes as JSON; the limit is ${MAX_EVENT_DATA_BYTES} (1 MiB) — pass a reference (a path, an id) instead of the payload`);
+  }
+  const event: Event = { id: randomUUID().slice(0, 8), topic, type, timestamp: Date.now() };
+  if (input.source !== undefined) event.source = input.source;
+  if (data !== undefined) event.data = data;
+  if (input.rootContextId !== undefined) event.rootContextId = input.rootContextId;
+  return { event, dataBytes };
+}
+
 function firstWaiter(queue: QueueState): Waiter {
   return queue.waiters.values().next().value as Waiter;
 }
@@ -664,23 +674,23 @@ function sameHandler(handler: Subscription, ref: string | undefined, fn: EventFn
   return typeof handler !== 'function' && handler.ref === ref;
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as PromiseLike<unknown>).then === 'function';
 }
 
-function replayCount(replay: boolean | number | undefined): number {
+export function replayCount(replay: boolean | number | undefined): number {
   if (replay === true) return Infinity;
   if (typeof replay === 'number' && replay > 0) return Math.floor(replay);
   return 0;
 }
 
-function queueName(queue: string | undefined, tool: string): string {
+export function queueName(queue: string | undefined, tool: string): string {
   if (queue === undefined) return DEFAULT_QUEUE;
   if (typeof queue !== 'string' || queue === '') throw invalid(tool, "'queue' must be a non-empty string");
   return queue;
 }
 
-function checkTopic(topic: unknown, tool: string): asserts topic is string {
+export function checkTopic(topic: unknown, tool: string): asserts topic is string {
   if (typeof topic !== 'string' || topic === '') throw invalid(tool, "'topic' must be a non-empty string");
 }
 
@@ -694,7 +704,7 @@ function checkBufferBytes(bytes: number): number {
   return bytes;
 }
 
-function invalid(tool: string, message: string): AgentAppsError {
+export function invalid(tool: string, message: string): AgentAppsError {
   return new AgentAppsError('E_VALIDATION', `${tool}: ${message}`);
 }
 

@@ -1,17 +1,28 @@
-// The bus as the runtime uses it: one EventBus per runtime over globals.internals, whose
-// tool-ref handlers run through the full pipeline from the root context, and whose handler
-// errors are logged (never thrown into event-emit).
-import { EventBus, getEventState } from './bus.ts';
-import type { Context, Event, EventHandler } from '../core/types.ts';
-import type { Kernel } from '../kernel/orchestrator.ts';
+// The bus as the runtime uses it: one in-memory EventBus per runtime over globals.internals (the
+// process's own: `shutdown`, and everything when no other backend is configured), and the
+// configured backend behind the Bus interface (backend.ts) that the event skills use — NATS
+// JetStream when `events: { backend: nats }` says so (SPEC §19), loaded only then. Tool-ref
+// handlers run through the full pipeline from the root context; handler errors are logged
+// (never thrown into event-emit).
+import { EventBus, getEventState, type EventBusOptions } from './bus.ts';
+import { MemoryBus, type Bus } from './backend.ts';
+import { eventsConfig } from '../nats/config.ts';
+import { closeNats, natsFor } from '../nats/connect.ts';
+import type { Context, Event, EventHandler, RuntimeState } from '../core/types.ts';
 
+/** The in-memory bus of this runtime (synchronous; the process-local one). */
 export function eventBus(ctx: Context): EventBus {
   const internals = ctx.globals.internals;
   let bus = internals.eventBus;
   if (bus) return bus;
-  const root = internals.root;
-  const state = getEventState(internals);
-  bus = new EventBus(state, {
+  bus = new EventBus(getEventState(internals), busOptions(ctx));
+  internals.eventBus = bus;
+  return bus;
+}
+
+function busOptions(ctx: Context): EventBusOptions {
+  const root = ctx.globals.internals.root;
+  return {
     // Seed 003: the handler is invoked "with the event envelope as args" — its fields at the top
     // level, the whole envelope under `event` too, over the subscription's own args.
     dispatch: (handler, event) => root.manager.invoke(handler.ref, { ...((handler.args as object | undefined) ?? {}), ...event, event }),
@@ -27,9 +38,65 @@ export function eventBus(ctx: Context): EventBus {
         eventId: event.id,
       });
     },
-  });
-  internals.eventBus = bus;
-  return bus;
+  };
+}
+
+/** The configured backend (memory or NATS), made on first use; a failed NATS connection is retried on the next use. */
+export function eventBackend(ctx: Context): Promise<Bus> {
+  const internals = ctx.globals.internals;
+  if (!internals.eventBackend) {
+    const made = makeBackend(ctx);
+    internals.eventBackend = made;
+    made.then(
+      (bus) => void (internals.eventBackendResolved = bus),
+      () => {
+        if (internals.eventBackend === made) internals.eventBackend = undefined;
+      },
+    );
+  }
+  return internals.eventBackend;
+}
+
+async function makeBackend(ctx: Context): Promise<Bus> {
+  const local = eventBus(ctx);
+  const config = await eventsConfig(ctx);
+  if (config.backend === 'memory') {
+    if (config.bufferSize !== undefined) local.state.bufferSize = config.bufferSize;
+    return new MemoryBus(local);
+  }
+  const [{ NatsBus }, nats] = await Promise.all([import('./nats-bus.ts'), natsFor(ctx, 'events')]);
+  return new NatsBus(nats, local, busOptions(ctx));
+}
+
+/**
+ * Emits without waiting, for code that reports as it goes (an agent's lifecycle events): on the
+ * configured backend once it is known, else on the in-memory bus at once, as before any was.
+ */
+export function publishEvent(ctx: Context, input: Parameters<EventBus['emit']>[0]): void {
+  const resolved = ctx.globals.internals.eventBackendResolved;
+  if (resolved && resolved.backend !== 'memory') {
+    resolved.emit(input).catch((error: unknown) => {
+      ctx.globals.internals.root.manager.log({ type: 'emit-error', tag: 'events', level: 'error', code: (error as { code?: string })?.code ?? 'E_EVENTS', text: `event ${input.type} on '${input.topic}': ${(error as Error)?.message ?? error}` });
+    });
+    return;
+  }
+  eventBus(ctx).emit(input);
+}
+
+/** Closes the backend and the NATS connection if there is one (runtime.close()). */
+export async function closeEvents(internals: RuntimeState): Promise<void> {
+  const made = internals.eventBackend;
+  internals.eventBackend = undefined;
+  internals.eventBackendResolved = undefined;
+  internals.eventRoutes = undefined;
+  if (made) {
+    try {
+      await (await made).close();
+    } catch {
+      // a backend that never came up has nothing to close
+    }
+  }
+  await closeNats(internals);
 }
 
 /**
@@ -37,18 +104,23 @@ export function eventBus(ctx: Context): EventBus {
  * in the root `main` of a search root (seed 003, "centralized routing config") subscribes its
  * skills as soon as events are used — not only after some skill of that project has run.
  */
-export function eventBusReady(ctx: Context): Promise<EventBus> {
+export function eventBusReady(ctx: Context): Promise<Bus> {
   const internals = ctx.globals.internals;
-  const bus = eventBus(ctx);
   let ready = internals.eventRoutes;
   if (!ready) {
-    ready = registerMainRoutes(ctx, bus).then(() => bus);
-    internals.eventRoutes = ready;
+    const made = eventBackend(ctx).then(async (bus) => {
+      await registerMainRoutes(ctx, bus);
+      return bus;
+    });
+    internals.eventRoutes = ready = made;
+    made.catch(() => {
+      if (internals.eventRoutes === made) internals.eventRoutes = undefined;
+    });
   }
   return ready;
 }
 
-async function registerMainRoutes(ctx: Context, bus: EventBus): Promise<void> {
+async function registerMainRoutes(ctx: Context, bus: Bus): Promise<void> {
   const kernel = ctx.globals.internals.kernel;
   const root = ctx.globals.internals.root;
   const { paths, cwd } = kernel.base;
@@ -62,7 +134,7 @@ async function registerMainRoutes(ctx: Context, bus: EventBus): Promise<void> {
       for (const r of Array.isArray(event?.routes) ? event.routes : []) {
         if (typeof r?.topic !== 'string' || typeof r.ref !== 'string') continue;
         await kernel.resolve(r.ref, paths, cwd);
-        bus.subscribe({ topic: r.topic, ref: r.ref, args: r.args });
+        await bus.subscribe({ topic: r.topic, ref: r.ref, args: r.args });
       }
     } catch (err) {
       root.manager.log({ type: 'route-error', tag: 'events', level: 'error', code: (err as { code?: string })?.code ?? 'E_CONFIG', text: `event routes of ${main.file}: ${(err as Error)?.message ?? err}` });
@@ -84,10 +156,14 @@ export function settle(dispatched: Promise<void>, ms: number): Promise<boolean> 
 
 declare module '../core/types.ts' {
   interface RuntimeState {
-    /** The event bus (SPEC §8), made on first use; its maps live beside it (bus.ts). */
+    /** The in-memory event bus (SPEC §8), made on first use; its maps live beside it (bus.ts). */
     eventBus?: EventBus;
-    /** The root mains' routes, registered once (eventBusReady). */
-    eventRoutes?: Promise<EventBus>;
+    /** The root mains' routes, registered once on the configured backend (eventBusReady). */
+    eventRoutes?: Promise<Bus>;
+    /** The configured backend (SPEC §19), made on first use (eventBackend). */
+    eventBackend?: Promise<Bus>;
+    /** The same, once it is made (publishEvent reads it without waiting). */
+    eventBackendResolved?: Bus;
     /** `shutdown` was emitted already (SIGINT/SIGTERM in the CLI): close() does not emit it again. */
     shutdownEmitted?: boolean;
     /** Handler runs event-emit dispatched, for the CLI's shutdown grace. */

@@ -1,0 +1,43 @@
+// The runtime's NATS connection (SPEC §19), made on first use and shared by the event bus, the
+// worker and remote invocations; `import()` keeps the client out of every run that does not use it.
+import { AgentAppsError } from '../core/errors.ts';
+import type { Context, RuntimeState } from '../core/types.ts';
+import { ENV, eventsConfig } from './config.ts';
+import type { Nats } from './nats.ts';
+
+/** The connection, or E_CONFIG when nothing configures NATS (`what` names the command that needs it). */
+export async function natsFor(ctx: Context, what: string): Promise<Nats> {
+  const internals = ctx.globals.internals;
+  if (!internals.nats) {
+    const config = await eventsConfig(ctx);
+    if (config.backend !== 'nats') {
+      throw new AgentAppsError('E_CONFIG', `${what} needs NATS: set events: { backend: nats, url: nats://127.0.0.1:4222 } in the workspace's main, or ${ENV}=nats://…`);
+    }
+    const made = import('./nats.ts').then((m) => m.connectNats(config));
+    internals.nats = made;
+    // A failed first connection is reported where it was asked for; the next use tries again.
+    made.catch(() => {
+      if (internals.nats === made) internals.nats = undefined;
+    });
+  }
+  return internals.nats;
+}
+
+/** Closes the connection if this runtime made one (runtime.close()). */
+export async function closeNats(internals: RuntimeState): Promise<void> {
+  const made = internals.nats;
+  internals.nats = undefined;
+  if (!made) return;
+  try {
+    await (await made).close();
+  } catch {
+    // never connected: nothing to close
+  }
+}
+
+declare module '../core/types.ts' {
+  interface RuntimeState {
+    /** The NATS connection (SPEC §19), when something configured to use it has. */
+    nats?: Promise<Nats>;
+  }
+}

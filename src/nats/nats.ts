@@ -1,0 +1,216 @@
+/**
+ * One NATS connection per runtime (SPEC §19), shared by the JetStream event bus, the worker and
+ * remote invocations; the subjects and streams they use, by name, in one place.
+ *
+ * Loaded only through `import()` when something is configured to use NATS, so a plain `run` never
+ * pays for the client. The connection reconnects for ever (a restarted server is found again; the
+ * client buffers what is published meanwhile); only the *first* connection failing is an error:
+ * E_EVENTS naming the URL and where it was configured.
+ *
+ * Streams (all file storage, created on first use, left as they are when they exist):
+ *   AGENT_APPS_<NS>_EVENTS   agent-apps.<ns>.events.>   limits, max_msgs_per_subject = bufferSize
+ *   AGENT_APPS_<NS>_INVOKE   agent-apps.<ns>.invoke.>   work queue (one durable consumer per queue)
+ *   AGENT_APPS_<NS>_RESULTS  agent-apps.<ns>.results.>  one result per request id (dedupe window)
+ *   AGENT_APPS_<NS>_DEAD     agent-apps.<ns>.dead       requests delivered 3 times without a result
+ *   AGENT_APPS_<NS>_WORKERS  agent-apps.<ns>.workers.>  each worker's last heartbeat
+ */
+import { createHash } from 'node:crypto';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, DiscardPolicy, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { AgentAppsError } from '../core/errors.ts';
+import type { EventsConfig } from './config.ts';
+
+export interface Nats {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  config: EventsConfig;
+  names: Names;
+  /** Makes the stream if it does not exist (once per connection and name). */
+  stream(kind: StreamKind, bufferSize?: number): Promise<string>;
+  close(): Promise<void>;
+}
+
+export type StreamKind = 'events' | 'invoke' | 'results' | 'dead' | 'workers';
+
+export interface Names {
+  prefix: string;
+  stream(kind: StreamKind): string;
+  event(topic: string): string;
+  invoke(queue: string): string;
+  result(id: string): string;
+  dead: string;
+  worker(id: string): string;
+}
+
+export function names(namespace: string): Names {
+  const prefix = `agent-apps.${namespace}`;
+  const upper = namespace.toUpperCase().replace(/-/g, '_');
+  return {
+    prefix,
+    stream: (kind) => `AGENT_APPS_${upper}_${kind.toUpperCase()}`,
+    event: (topic) => `${prefix}.events.${topicSubject(topic)}`,
+    invoke: (queue) => `${prefix}.invoke.${queue}`,
+    result: (id) => `${prefix}.results.${id}`,
+    dead: `${prefix}.dead`,
+    worker: (id) => `${prefix}.workers.${id}`,
+  };
+}
+
+/**
+ * A topic as subject tokens: dots separate tokens as in NATS (`deploy.prod` stays readable to
+ * other programs); any other character a subject cannot carry — space, `*`, `>`, `%`, a dot that
+ * would leave an empty token — is written `%XX` (its UTF-8 bytes), so distinct topics never
+ * share a subject. `subjectTopic` reads it back.
+ */
+export function topicSubject(topic: string): string {
+  const tokens = topic.split('.');
+  // An empty token (a leading, trailing or doubled dot) cannot be a subject's: then every dot is data.
+  if (tokens.some((t) => t === '')) return encodeToken(topic);
+  return tokens.map(encodeToken).join('.');
+}
+
+function encodeToken(token: string): string {
+  let out = '';
+  for (const ch of token) {
+    if (/[A-Za-z0-9_\-]/.test(ch)) out += ch;
+    else for (const b of Buffer.from(ch)) out += `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+/** The topic of an event subject's tail (inverse of `topicSubject`). */
+export function subjectTopic(tail: string): string {
+  try {
+    return decodeURIComponent(tail);
+  } catch {
+    return tail;
+  }
+}
+
+/** A durable consumer name for a topic and a queue or handler: readable prefix, hash for uniqueness. */
+export function durableName(kind: 'q' | 'h', topic: string, key: string): string {
+  const hash = createHash('sha256').update(`${kind}\0${topic}\0${key}`).digest('hex').slice(0, 12);
+  const clean = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 24);
+  return `${kind}_${clean(topic)}_${clean(key)}_${hash}`;
+}
+
+const MiB = 1024 * 1024;
+
+function streamConfig(kind: StreamKind, n: Names, bufferSize: number): Partial<StreamConfig> & { name: string } {
+  const base = { name: n.stream(kind), storage: StorageType.File, num_replicas: 1 };
+  switch (kind) {
+    case 'events':
+      // The replay buffer is the stream: each topic (subject) keeps its last bufferSize events.
+      return { ...base, subjects: [`${n.prefix}.events.>`], retention: RetentionPolicy.Limits, max_msgs_per_subject: bufferSize, discard: DiscardPolicy.Old, max_msg_size: 2 * MiB };
+    case 'invoke':
+      return { ...base, subjects: [`${n.prefix}.invoke.>`], retention: RetentionPolicy.Workqueue, max_msg_size: 2 * MiB, duplicate_window: 120e9 };
+    case 'results':
+      // The dedupe window (Nats-Msg-Id = request id) is what makes "one result per id" hold when a
+      // worker dies between publishing a result and acking its request.
+      return { ...base, subjects: [`${n.prefix}.results.>`], retention: RetentionPolicy.Limits, max_age: 3600e9, duplicate_window: 600e9, max_msg_size: 8 * MiB };
+    case 'dead':
+      return { ...base, subjects: [n.dead], retention: RetentionPolicy.Limits, max_msgs: 100_000 };
+    case 'workers':
+      return { ...base, subjects: [`${n.prefix}.workers.>`], retention: RetentionPolicy.Limits, max_msgs_per_subject: 1, max_age: 600e9 };
+  }
+}
+
+/** Connects (or throws E_EVENTS naming the URL) and checks that the server has JetStream. */
+export async function connectNats(config: EventsConfig): Promise<Nats> {
+  const url = config.url ?? 'nats://127.0.0.1:4222';
+  let nc: NatsConnection;
+  try {
+    nc = await connect({ servers: url.split(',').map((s) => s.trim()), name: 'agent-apps', maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 5000 });
+  } catch (err) {
+    throw new AgentAppsError('E_EVENTS', `events: cannot reach NATS at ${url} (${errorText(err)}) — is \`nats-server -js\` running there? (configured in ${config.from})`, { cause: err });
+  }
+  let jsm: JetStreamManager;
+  try {
+    jsm = await jetstreamManager(nc, { timeout: 10_000 });
+  } catch (err) {
+    await nc.close().catch(() => {});
+    throw new AgentAppsError('E_EVENTS', `events: the NATS server at ${url} has no JetStream (${errorText(err)}) — start it with \`nats-server -js\``, { cause: err });
+  }
+  const js = jetstream(nc, { timeout: 10_000 });
+  const n = names(config.namespace);
+  const made = new Map<StreamKind, Promise<string>>();
+  return {
+    nc,
+    js,
+    jsm,
+    config,
+    names: n,
+    stream(kind, bufferSize) {
+      let p = made.get(kind);
+      if (!p) {
+        p = retrying(() => ensureStream(jsm, streamConfig(kind, n, bufferSize ?? config.bufferSize ?? 1000)));
+        p.catch(() => made.delete(kind));
+        made.set(kind, p);
+      }
+      return p;
+    },
+    async close() {
+      if (nc.isClosed()) return;
+      await nc.drain().catch(() => nc.close());
+    },
+  };
+}
+
+async function ensureStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & { name: string }): Promise<string> {
+  const name = cfg.name;
+  try {
+    await jsm.streams.info(name);
+    return name;
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+  try {
+    await jsm.streams.add(cfg);
+  } catch (err) {
+    // Another process made it meanwhile: fine.
+    if (!/already in use|exists/i.test(errorText(err))) throw err;
+  }
+  return name;
+}
+
+/** Changes the events stream's per-topic retention (the `event` middleware's bufferSize). */
+export async function setRetention(nats: Nats, bufferSize: number): Promise<void> {
+  const name = await nats.stream('events', bufferSize);
+  const info = await retrying(() => nats.jsm.streams.info(name));
+  if (info.config.max_msgs_per_subject === bufferSize) return;
+  await retrying(() => nats.jsm.streams.update(name, { ...info.config, max_msgs_per_subject: bufferSize }));
+}
+
+export function isNotFound(err: unknown): boolean {
+  const e = err as { code?: unknown; api_error?: { err_code?: number }; message?: string } | undefined;
+  return e?.api_error?.err_code === 10059 || e?.api_error?.err_code === 10014 || /not found/i.test(e?.message ?? '');
+}
+
+/** An error of the connection, not of the request: worth retrying once the client reconnects. */
+export function isTransient(err: unknown): boolean {
+  const text = errorText(err);
+  return /timeout|timed out|disconnect|reconnect|no responders|connection (closed|draining)|503|CONNECTION_|closed/i.test(text) && !/permission/i.test(text);
+}
+
+/**
+ * Runs a JetStream API call, retrying it while the connection is away (a server restart): the
+ * client reconnects by itself, the call is made again after a short pause. Gives up after
+ * `forMs` (default 60 s) with the last error.
+ */
+export async function retrying<T>(fn: () => Promise<T>, forMs = 60_000, signal?: AbortSignal): Promise<T> {
+  const until = Date.now() + forMs;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!isTransient(err) || Date.now() > until || signal?.aborted) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+export function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message + (err.cause instanceof Error ? `: ${err.cause.message}` : '');
+  return String(err);
+}
