@@ -7,6 +7,7 @@ import { LIBRARY_ROOT, PACKAGE_ROOT, defaultPaths, findWorkspace } from './loade
 import { installModuleHooks } from './loader/module-hooks.ts';
 import { declare } from './loader/frontmatter.ts';
 import { closeEvents, settle } from './events/runtime.ts';
+import { invokeRemotely } from './nats/connect.ts';
 import { AgentAppsError } from './core/errors.ts';
 import { managerOf } from './kernel/manager.ts';
 import { setAsker } from './kernel/asking.ts';
@@ -97,6 +98,8 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
   return {
     root,
     invoke(ref, args, options) {
+      // SPEC §19: a worker runs it, through its own workspace's pipeline.
+      if (options?.remote) return invokeRemotely(root, ref, args, options.remote, root.run.signal);
       const o = interactive && !options?.context?.run ? { ...options, context: { ...options?.context, run: { interactive: true } } } : options;
       return root.manager.invoke(ref, args as JsonObject, o);
     },

@@ -12,6 +12,7 @@ import { registerMcp } from './mcp.ts';
 import { registerInteractive } from './repl.ts';
 import { registerCompletion } from './completion.ts';
 import { registerValidate } from './validate.ts';
+import { registerWorker } from './worker.ts';
 import { registerTest } from './test-cmd.ts';
 import { VERSION } from './version.ts';
 import { addGlobalOptions, formatInArgv, globalsOf } from './runtime-options.ts';
@@ -57,6 +58,7 @@ Exit codes: 0 ok, 1 the skill failed, 2 usage or configuration error, 3 refused 
   registerInteractive(program, io);
   registerCompletion(program, io);
   registerValidate(program, io);
+  registerWorker(program, io);
   registerTest(program, io);
   // Every subcommand accepts the global options too: `list --json`, `describe greet --set x=1`.
   for (const cmd of program.commands) addGlobalOptions(cmd, true);

@@ -14,6 +14,7 @@ import { cliTerminal } from './terminal.ts';
 import { mergeOverrides } from './overrides.ts';
 import { mentionsRunOption, parseSkillArgs, readArgsJson, splitRunTokens, type RunTokens } from './skill-args.ts';
 import { skillHelp } from './skill-help.ts';
+import { splitRemote, type RemoteRun } from './run-remote.ts';
 import { globalsOf, mergeGlobals, outputFormat, runtimeOptions, type GlobalOptions } from './runtime-options.ts';
 import { RunReport } from './run-report.ts';
 import { StreamJson } from './stream-json.ts';
@@ -48,6 +49,7 @@ Examples:
   $ agent-apps run resize --sizes 16 --sizes 32 --opts.format png
   $ echo '{"name":"Ada"}' | agent-apps run greet --args-json -
   $ agent-apps run ./skills/greet.skill.ts --name Ada --json | jq .
+  $ agent-apps run greet --name Ada --remote --remote-timeout 10000   a worker runs it (SPEC §19)
   $ agent-apps run summarize --text "a b c" --output-format stream-json --fail-on-denial
   $ agent-apps run summarize --text "a b c" --record summarize.cassette.yaml`,
     )
@@ -61,7 +63,8 @@ Examples:
         return;
       }
       const g = mergeGlobals(pre, split.globals);
-      const code = await runSkill(skill, split.tokens, { argsJson: split.argsJson ?? opts.argsJson, record: split.record ?? opts.record }, g, io);
+      const { remote, tokens: own } = splitRemote(split.tokens);
+      const code = await runSkill(skill, own, { argsJson: split.argsJson ?? opts.argsJson, record: split.record ?? opts.record }, g, io, remote ? { remote } : {});
       (program as Command & { exitCodeOverride?: number }).exitCodeOverride = code;
     });
 }
@@ -101,6 +104,8 @@ export interface RunExtras {
    * any other run has nobody to ask.
    */
   asker?: Asker;
+  /** `--remote [--remote-timeout MS] [--queue NAME]`: a worker runs the skill; exit codes as if local. */
+  remote?: RemoteRun;
 }
 
 export async function runSkill(skill: string, tokens: string[], opts: { argsJson?: string; record?: string }, g: GlobalOptions, io: CliIO, extras: RunExtras = {}): Promise<number> {
@@ -162,10 +167,11 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
     try {
       params = (await kernel.resolve(skill, config.paths, config.cwd)).decl.params;
     } catch (err) {
-      if (skill === 'main' && err instanceof ToolNotFoundError) {
+      // --remote: the worker's workspace decides what the skill is; here it only shapes the args.
+      if (extras.remote && err instanceof ToolNotFoundError) params = undefined;
+      else if (skill === 'main' && err instanceof ToolNotFoundError) {
         throw new ToolNotFoundError('main', [], `this workspace (${config.workspace}) has no main skill — create skills/main.md, or name a skill: agent-apps run <skill>`);
-      }
-      throw err;
+      } else throw err;
     }
     const fromJson = await readArgsJson(opts.argsJson, io.stdin);
     const args: JsonObject = { ...(fromJson ?? {}), ...parseSkillArgs(tokens, params) };
@@ -177,7 +183,7 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
     const keepAlive = setInterval(() => {}, 1 << 30);
     let value: unknown;
     try {
-      value = await Promise.race([runtime.invoke(skill, args), stop.interrupted]);
+      value = await Promise.race([runtime.invoke(skill, args, extras.remote ? { remote: extras.remote } : undefined), stop.interrupted]);
       // A skill that computed synchronously kept a SIGINT / SIGTERM that came meanwhile from
       // being handled: let it be delivered now, so the run counts as interrupted (exit 130),
       // not as done (SPEC §15: SIGINT at any point).

@@ -187,6 +187,11 @@ export interface InvokeOptions {
   context?: ContextSeed;
   /** Fire and forget: resolves at once, errors are swallowed (and logged). */
   detached?: boolean;
+  /**
+   * `runtime.invoke` only (SPEC §19): submit the invocation to a NATS work queue and wait for a
+   * worker's result — `true`, or the queue and the longest wait (E_TIMEOUT past it).
+   */
+  remote?: boolean | { queue?: string; timeoutMs?: number };
 }
 
 export interface ContextSeed {

@@ -1,7 +1,7 @@
 // The runtime's NATS connection (SPEC §19), made on first use and shared by the event bus, the
 // worker and remote invocations; `import()` keeps the client out of every run that does not use it.
 import { AgentAppsError } from '../core/errors.ts';
-import type { Context, RuntimeState } from '../core/types.ts';
+import type { Context, InvokeOptions, JsonObject, RuntimeState, ToolDef } from '../core/types.ts';
 import { ENV, eventsConfig } from './config.ts';
 import type { Nats } from './nats.ts';
 
@@ -21,6 +21,15 @@ export async function natsFor(ctx: Context, what: string): Promise<Nats> {
     });
   }
   return internals.nats;
+}
+
+/** `runtime.invoke(ref, args, { remote })`: the invocation runs on a worker (SPEC §19). */
+export async function invokeRemotely(ctx: Context, ref: string | ToolDef, args: unknown, remote: NonNullable<InvokeOptions['remote']>, signal?: AbortSignal): Promise<unknown> {
+  if (typeof ref !== 'string') throw new AgentAppsError('E_USAGE', 'invoke { remote }: name the skill (a definition cannot travel to a worker)');
+  if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) throw new AgentAppsError('E_USAGE', 'invoke { remote }: args must be an object');
+  const [nats, { invokeRemote }] = await Promise.all([natsFor(ctx, 'invoke { remote: true }'), import('./remote.ts')]);
+  const o = typeof remote === 'object' ? remote : {};
+  return invokeRemote(nats, ref, (args ?? {}) as JsonObject, { ...(o.queue !== undefined ? { queue: o.queue } : {}), ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}), ...(signal ? { signal } : {}) });
 }
 
 /** Closes the connection if this runtime made one (runtime.close()). */
