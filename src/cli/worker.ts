@@ -33,8 +33,8 @@ this workspace's full pipeline; a worker that dies mid-request has it redelivere
 SIGTERM (or Ctrl-C) drains: running requests finish, no new ones are taken, exit 0.
 
 Examples:
-  $ AGENT_APPS_EVENTS=nats://127.0.0.1:4222 agent-apps worker --concurrency 8
-  $ agent-apps worker --queue gpu
+  $ agent-apps worker --concurrency 8
+  $ AGENT_APPS_EVENTS=nats://127.0.0.1:4222 agent-apps worker --queue gpu
   $ agent-apps run summarize --text "…" --remote --queue gpu
   $ agent-apps worker --status --json | jq '.queues[] | {queue, waiting, workers: (.workers | length)}'`,
     )
