@@ -1,4 +1,4 @@
-import { ctxTarget, parseAllowedTools, type Context } from 'agent-apps';
+import { ctxTarget, middlewareKey, parseAllowedTools, type Context } from 'agent-apps';
 
 export const frontmatter = {
   name: 'validate-allowed-tools',
@@ -11,7 +11,7 @@ export default async function validateAllowedTools(ctx: Context, enabled: unknow
   // A cascaded allowed-tools (a project main, --set) restricts the project's skills, not the
   // runtime's own machinery (the agent, its provider, callback refs: tagged meta-internal).
   const internal = target.run.tool.tags.includes('meta-internal');
-  const spec = target.run.tool.allowedTools ?? (internal ? undefined : (target.run.middleware['allowed-tools'] as string | undefined));
+  const spec = target.run.tool.allowedTools ?? (internal ? undefined : (middlewareKey(target, 'allowed-tools') as string | undefined));
   if (enabled !== false && typeof spec === 'string') {
     parseAllowedTools(spec); // a malformed spec is E_CONFIG before anything runs
     // Per invocation: locals.internals does not propagate to the tools this one invokes.

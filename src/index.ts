@@ -2,6 +2,7 @@
 // which the runtime resolves to this module wherever the skill lives.
 import { setEntryUrl } from './runtime.ts';
 import { managerOf } from './kernel/manager.ts';
+import { ContextRun } from './kernel/context.ts';
 import type { Kernel } from './kernel/orchestrator.ts';
 import type { Context, LoadedTool } from './core/types.ts';
 import { check } from './kernel/schema.ts';
@@ -104,6 +105,15 @@ class Served implements ServedTool {
 
 export function servedTool(target: Context): ServedTool {
   return new Served(managerOf(target));
+}
+
+/**
+ * One key of `ctx.run.middleware` (the resolved cascade) for reading: no copy is made, so the
+ * value may be the cascade's own, frozen and shared — read it, do not change it. What a middleware
+ * that only looks at one key should use on a hot path; `run.middleware` gives a writable copy.
+ */
+export function middlewareKey(ctx: Context, key: string): unknown {
+  return ctx.run instanceof ContextRun ? ContextRun.middlewareKey(ctx.run, key) : ctx.run.middleware[key];
 }
 
 /** The terminal UI for a skill that draws (repl, tutor): loads ink only now; `owned` screens the skill closes. */

@@ -121,6 +121,11 @@ export class ContextRun implements RunState {
     this.#middleware = undefined;
   }
 
+  /** One key of `run.middleware`, read without the copy a first `run.middleware` read makes (frozen where shared: read, do not write). */
+  static middlewareKey(run: ContextRun, key: string): unknown {
+    return (run.#middleware ?? run.#cascade)[key];
+  }
+
   /** `run.middleware` as it was assigned: for the orchestrator's assignment, the plan's frozen metadata (plan.ts finds its provenance by it). */
   static assignedMiddleware(run: ContextRun): JsonObject {
     return run.#cascade;
