@@ -9,8 +9,25 @@ export const frontmatter = {
 export default async function execute(ctx: Context) {
   const target = ctxTarget(ctx);
   if (!servedTool(target).hasFunction) return target.manager.next();
-  const value = await servedTool(target).run();
+  let value: unknown;
+  try {
+    value = await servedTool(target).run();
+  } catch (err) {
+    // The `agent` skill invoked directly (a sub-agent): the $agent phase sees its failure too.
+    if (target.locals.agent !== undefined) {
+      target.locals.error = err;
+      await target.manager.next();
+    }
+    throw err;
+  }
   // Returning undefined does not clobber a result the tool set itself (ctx.manager.finish).
-  target.manager.finish(value === undefined ? target.locals.result : value);
+  const result = value === undefined ? target.locals.result : value;
+  // A tool that ran an agent as itself — the `agent` skill invoked directly — has its trace on
+  // locals.agent: the entries after $agent (SPEC §18: `session`) run now. Other tools never get there.
+  if (target.locals.agent !== undefined) {
+    target.locals.result = result;
+    return target.manager.finish(await target.manager.next());
+  }
+  target.manager.finish(result);
   return value;
 }

@@ -68,7 +68,7 @@ async function hooked(t: TestContext, main: string | null, opts: RuntimeOptions 
 
 const hookLog = (rt: Runtime, type?: string): LogEvent[] => logs(rt, { tag: 'hooktest', ...(type ? { type } : {}) });
 const chainOf = async (rt: Runtime, name: string) => (await rt.describe(name)).chain.map((e) => e.name);
-const DEFAULT_CHAIN = ['validate-returns', 'validate-args', 'validate-allowed-tools', 'directives', 'execute', 'agent-execute'];
+const DEFAULT_CHAIN = ['validate-returns', 'validate-args', 'validate-allowed-tools', 'directives', 'execute', 'agent-execute', 'session'];
 
 // ——— $hook: { $self } ———
 
@@ -80,7 +80,7 @@ test('$self: "$next" — a hook key wraps every chain entry instead of joining t
   assert.deepEqual(description.hooks, { next: [{ name: 'tracer', args: { mode: 'deep' } }], invoke: [] });
 
   const enters = hookLog(rt, 'tracer-enter').filter((e) => e.served === 'inner');
-  // The chain stops at execute (it returns the result), so agent-execute never runs.
+  // The chain stops at execute (it returns the result), so agent-execute and session never run.
   assert.deepEqual(enters.map((e) => e.entry), DEFAULT_CHAIN.slice(0, 5));
   for (const e of enters) {
     assert.equal(e.trigger, '$next');
@@ -164,7 +164,7 @@ test('hooks inherit through the cascade: debug: true in a workspace main instrum
   assert.deepEqual(pipelines, ['outer', 'inner']);
   for (const tool of ['outer', 'inner']) {
     const entries = logs(rt, { tag: 'debug', type: 'next-enter' }).filter((e) => e.tool === tool).map((e) => e.entry);
-    const chain = (await chainOf(rt, tool)).filter((n) => n !== 'agent-execute'); // execute ends the chain
+    const chain = (await chainOf(rt, tool)).filter((n) => n !== 'agent-execute' && n !== 'session'); // execute ends the chain
     assert.deepEqual(entries, chain, `${tool}'s chain entries are wrapped`);
   }
   assert.deepEqual(await chainOf(rt, 'outer'), ['params', ...DEFAULT_CHAIN], 'outer declares params');

@@ -63,6 +63,7 @@ test('the library main orders the built-in middleware in their slots', async (t)
     'role', 'params', 'delegate', // $configure … $post-configure (delegate after params and role)
     'validate-returns', 'validate-args', 'validate-allowed-tools', // $post-configure … $pre-execute
     'directives', 'execute', 'agent-execute', // after $pre-execute
+    'session', // after $agent (SPEC §18)
   ]);
 });
 

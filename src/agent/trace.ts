@@ -57,7 +57,9 @@ export class AgentTrace {
 
   constructor(o: TraceOptions) {
     this.#o = o;
-    o.served.locals.agent = { trace: this.entries, usage: this.usage, denials: this.denials };
+    // costUsd as it stands (SPEC §18): what the `session` middleware records after the run.
+    const cost = () => this.#cost;
+    o.served.locals.agent = Object.defineProperty({ trace: this.entries, usage: this.usage, denials: this.denials }, 'costUsd', { get: cost, enumerable: true });
     this.#progress = o.ctx.globals.internals.progress;
     const scope = o.ctx.nonlocals.agent;
     this.#ids = { ...(scope?.contextId ? { agentId: scope.contextId } : {}), ...(scope?.ancestorContextId ? { parentAgentId: scope.ancestorContextId } : {}) };

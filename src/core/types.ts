@@ -232,6 +232,8 @@ export interface LogInput {
   tag?: string;
   level?: LogLevel;
   text?: string;
+  /** Part of the run's record (run-start, run-end, agent-run): reported whatever the log level and scope. */
+  record?: boolean;
   [key: string]: unknown;
 }
 

@@ -66,8 +66,12 @@ export class Logger {
 
   emit(event: LogEvent): void {
     const s = this.settings(event.rootContextId);
-    if (LEVELS[event.level] < LEVELS[s.level]) return;
-    if (s.scope && !s.scope.includes(event.tag)) return;
+    // `record: true` marks the run's own record (run-start, run-end, the session's agent-run,
+    // SPEC §18): kept whatever the level and scope, so `agent-apps runs` never misreads a run.
+    if (event.record !== true) {
+      if (LEVELS[event.level] < LEVELS[s.level]) return;
+      if (s.scope && !s.scope.includes(event.tag)) return;
+    }
     const clean = redact(typeof event.text === 'string' && event.text.length > MAX_LOG_TEXT ? { ...event, text: cutText(event.text) } : event) as LogEvent;
     this.retain(clean);
     for (const name of this.active(s)) {

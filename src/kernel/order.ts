@@ -1,13 +1,14 @@
 // Ordering of chain entries (SPEC §6.4): a stable topological sort over before/after
-// constraints, with the phase sentinels $configure < $post-configure < $pre-execute as virtual
-// anchors that never appear in the output. Insertion order breaks ties. A constraint naming an
+// constraints, with the phase sentinels $configure < $post-configure < $pre-execute < $agent as
+// virtual anchors that never appear in the output ($agent, SPEC §18: after agent-execute — what
+// runs after the agent, such as `session`). Insertion order breaks ties. A constraint naming an
 // entry that is not in the chain is ignored; in a whole chain, an entry whose constraints are all
 // ignored gets the default slot, so removing one middleware never moves another out of its phase.
 // A cycle is a ConfigurationError that prints the cycle and names where each of its edges was
 // declared.
 import { ConfigurationError, type Place } from '../core/errors.ts';
 
-export const SENTINELS = ['$configure', '$post-configure', '$pre-execute'] as const;
+export const SENTINELS = ['$configure', '$post-configure', '$pre-execute', '$agent'] as const;
 export const DEFAULT_BEFORE: readonly string[] = Object.freeze(['$post-configure']);
 export const DEFAULT_AFTER: readonly string[] = Object.freeze(['$configure']);
 
