@@ -272,3 +272,36 @@ describe('workers and remote runs', { skip: natsSkip }, () => {
     assert.deepEqual(events.map((e) => [e.type, e.data]), [['done', { v: 2 }]]);
   });
 });
+
+test('NATS loads only when used: a plain run in a workspace configured for NATS, and event skills on the in-memory bus, load no @nats-io module', async () => {
+  const plain = folder({ 'skills/greet.skill.ts': SKILLS['skills/greet.skill.ts']! });
+  const configured = folder({ ...SKILLS, 'skills/main.md': '---\nname: main\ndescription: NATS configured.\nmetadata:\n  events: { backend: nats, url: nats://127.0.0.1:9 }\n---\n' });
+  const script = `
+    import { registerHooks } from 'node:module';
+    const loaded = [];
+    registerHooks({ resolve(spec, ctx, next) { const r = next(spec, ctx); if (/@nats-io|src\\/nats\\/nats|nats-bus/.test(r.url)) loaded.push(r.url); return r; } });
+    const { createRuntime } = await import(${JSON.stringify(new URL('../src/index.ts', import.meta.url).href)});
+    const memory = await createRuntime({ cwd: process.argv[1] });
+    await memory.invoke('greet', { name: 'x' });
+    await memory.invoke('event-emit', { topic: 't', type: 'x' });
+    await memory.invoke('event-wait', { topic: 't', timeout: 0 });
+    await memory.close();
+    const nats = await createRuntime({ cwd: process.argv[2] });
+    await nats.invoke('greet', { name: 'y' });
+    const before = [...loaded];
+    // The control: an event skill there does load the client (and fails: nothing listens on :9).
+    const code = await nats.invoke('event-emit', { topic: 't', type: 'x' }).then(() => 'ok', (e) => e.code);
+    await nats.close();
+    process.stdout.write(JSON.stringify({ before, after: loaded.length > 0, code }));
+  `;
+  const r = await new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, plain, configured], { env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+    child.once('close', (code) => resolve({ code, out, err }));
+  });
+  assert.equal(r.code, 0, r.err);
+  assert.deepEqual(JSON.parse(r.out), { before: [], after: true, code: 'E_EVENTS' });
+});

@@ -51,7 +51,22 @@ export function workerDurable(queue: string): string {
  * The queue's consumer, made when missing — by a submitter too, so a request waits for the first
  * worker instead of being dropped by a work-queue stream with nobody interested.
  */
-export async function ensureWorkQueue(nats: Nats, queue: string): Promise<string> {
+export function ensureWorkQueue(nats: Nats, queue: string): Promise<string> {
+  // Once per connection and queue: a submitter pays for it on its first request only.
+  let known = madeQueues.get(nats);
+  if (!known) madeQueues.set(nats, (known = new Map()));
+  let made = known.get(queue);
+  if (!made) {
+    made = makeWorkQueue(nats, queue);
+    made.catch(() => known.delete(queue));
+    known.set(queue, made);
+  }
+  return made;
+}
+
+const madeQueues = new WeakMap<Nats, Map<string, Promise<string>>>();
+
+async function makeWorkQueue(nats: Nats, queue: string): Promise<string> {
   const stream = await nats.stream('invoke');
   const durable = workerDurable(queue);
   try {
