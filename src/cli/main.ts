@@ -5,6 +5,7 @@ import { registerRun } from './run.ts';
 import { registerList } from './list.ts';
 import { registerDescribe } from './describe.ts';
 import { registerTail } from './tail.ts';
+import { registerRuns } from './runs.ts';
 import { registerDebug } from './debug.ts';
 import { registerInit } from './init.ts';
 import { registerNew } from './new.ts';
@@ -40,6 +41,7 @@ Examples:
   $ agent-apps describe greet                cascade and middleware chain
   $ agent-apps debug greet --name Ada        the pipeline as a tree with timings
   $ agent-apps tail --level warn             events of the latest run
+  $ agent-apps runs                          past runs, newest first (runs show ID)
   $ agent-apps test                          run the eval files (*.test.yaml)
   $ agent-apps --set model.provider=replay run summarize --text hi
 
@@ -51,6 +53,7 @@ Exit codes: 0 ok, 1 the skill failed, 2 usage or configuration error, 3 refused 
   registerList(program, io);
   registerDescribe(program, io);
   registerTail(program, io);
+  registerRuns(program, io);
   registerDebug(program, io);
   registerInit(program, io);
   registerNew(program, io);

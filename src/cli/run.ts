@@ -147,17 +147,18 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
   }
   // The run's last record: written once, by whichever way the run ends.
   let ended = false;
-  const runEnd = (fields: { level: 'info' | 'warn' | 'error'; text: string; code?: string }) => {
+  // Its exitCode and durationMs are what `agent-apps runs` lists (SPEC §18).
+  const runEnd = (fields: { level: 'info' | 'warn' | 'error'; text: string; code?: string; exitCode: number }) => {
     if (ended) return;
     ended = true;
-    root.manager.log({ type: 'run-end', tag: 'cli', skill, ...fields });
+    root.manager.log({ type: 'run-end', tag: 'cli', skill, ...fields, durationMs: Date.now() - started, record: true });
   };
   // stream-json's last line (SPEC §18): the outcome with its exit code, written once.
   const result = (exitCode: number, outcome: { result?: unknown; error?: unknown }) => stream?.result({ run: runId, exitCode, ...outcome, durationMs: Date.now() - started, report });
   const stop = installSignals(controller, runtime, io, graceMs(g), (sig) => {
     // A second SIGINT exits at once (SPEC §8), but the run file still gets its run-end and the
     // `.live` marker goes: both synchronously, before process.exit.
-    runEnd({ level: 'warn', text: `run ${skill}: ${sig} (again: exited at once)` });
+    runEnd({ level: 'warn', text: `run ${skill}: ${sig} (again: exited at once)`, exitCode: EXIT.interrupted });
     jsonl?.close?.();
     result(EXIT.interrupted, { error: signalError(sig, ' (again: exited at once)') });
   });
@@ -175,7 +176,8 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
     }
     const fromJson = await readArgsJson(opts.argsJson, io.stdin);
     const args: JsonObject = { ...(fromJson ?? {}), ...parseSkillArgs(tokens, params) };
-    root.manager.log({ type: 'run-start', tag: 'cli', level: 'info', text: `run ${skill}`, skill, args });
+    // The pid tells `agent-apps runs` whether a run that never wrote run-end is still going.
+    root.manager.log({ type: 'run-start', tag: 'cli', level: 'info', text: `run ${skill}`, skill, args, pid: process.pid, record: true });
     stream?.start(runId, skill, args);
     // A skill awaiting something with no timer or socket behind it (an event-wait without a
     // timeout, a promise that never settles) must not let Node exit mid-run (exit 13): hold a
@@ -194,7 +196,7 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
     if (stop.signal) throw new Error(stop.signal);
     // --fail-on-denial (SPEC §18): a run in which agent code was refused a call did not succeed.
     if (g.failOnDenial && report.denials.length) throw new AgentAppsError('E_DENIED', `${report.summary()} (--fail-on-denial)`);
-    runEnd({ level: 'info', text: `run ${skill}: ok` });
+    runEnd({ level: 'info', text: `run ${skill}: ok`, exitCode: EXIT.ok });
     // The UI goes before anything else is printed: the result alone on stdout, after it.
     await terminal?.close();
     await extras.after?.(runtime);
@@ -210,15 +212,15 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
     if (stop.signal) {
       await stop.settled;
       await terminal?.close();
-      runEnd({ level: 'warn', text: `run ${skill}: ${stop.signal}` });
       const code = stop.signal === 'SIGINT' ? EXIT.interrupted : EXIT.terminated;
+      runEnd({ level: 'warn', text: `run ${skill}: ${stop.signal}`, exitCode: code });
       warnOfDenials(io, paint, report);
       result(code, { error: signalError(stop.signal) });
       return code;
     }
     // A refusal (exit 3) is not a failure (SPEC §6.6): it is recorded below error level.
     const level = exitCodeFor(err) === EXIT.refused ? 'info' : 'error';
-    runEnd({ level, code: (err as { code?: string })?.code, text: `run ${skill}: ${(err as Error)?.message ?? err}` });
+    runEnd({ level, code: (err as { code?: string })?.code, text: `run ${skill}: ${(err as Error)?.message ?? err}`, exitCode: exitCodeFor(err) });
     await terminal?.close();
     await extras.after?.(runtime);
     io.stderr.write(formatError(err, { debug: !!g.debug, paint }) + '\n');

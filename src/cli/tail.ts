@@ -5,8 +5,8 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { AgentAppsError } from '../core/errors.ts';
 import { LEVELS } from '../kernel/log.ts';
-import { RUNS_DIR, escapeControl, recordsRuns } from './reporters.ts';
-import { findWorkspace } from '../loader/search-paths.ts';
+import { escapeControl } from './reporters.ts';
+import { findRun, runIds, runsDirOf } from './runs.ts';
 import type { LogEvent, LogLevel } from '../core/types.ts';
 import { painter, type Painter } from './output.ts';
 import { globalsOf } from './runtime-options.ts';
@@ -25,7 +25,7 @@ export function registerTail(program: Command, io: CliIO): void {
   program
     .command('tail')
     .description('show the log events of the latest run (or --run ID), optionally following it live')
-    .option('--run <id>', 'a run id (or a unique prefix of one)')
+    .option('--run <id>', 'a run id as agent-apps runs lists it (or any unique prefix of one)')
     .option('-f, --follow', 'keep printing events while the run is still going')
     .option('-n, --last <n>', 'only the last N events')
     .option('--tag <tag>', 'only events with this tag (user, pipeline, debug, events, agent, cli …)')
@@ -41,15 +41,12 @@ Examples:
   $ agent-apps tail
   $ agent-apps tail --level warn --last 20
   $ agent-apps tail --tag debug --json | jq -r .type
+  $ agent-apps tail --run 6af2d444      a run from agent-apps runs
   $ agent-apps tail --follow            # in a second terminal while a run is going`,
     )
     .action(async (opts: TailOptions, cmd: Command) => {
       const g = globalsOf(cmd);
-      const workspace = findWorkspace(path.resolve(g.cwd ?? process.cwd()));
-      if (!recordsRuns(workspace)) {
-        throw new AgentAppsError('E_USAGE', `no workspace at or above ${workspace} (no skills/ folder), so no recorded runs: runs are recorded inside a workspace — agent-apps init makes one`);
-      }
-      const dir = path.join(workspace, RUNS_DIR);
+      const dir = runsDirOf(g);
       const file = pickRun(dir, opts.run);
       if (opts.level !== undefined && !(opts.level in LEVELS)) throw new AgentAppsError('E_USAGE', `--level must be one of ${Object.keys(LEVELS).join(', ')}`);
       const last = opts.last === undefined ? undefined : Number(opts.last);
@@ -94,20 +91,11 @@ Examples:
     });
 }
 
+/** `--run ID`: any id `agent-apps runs` lists, or a unique prefix of one; else the run written to last. */
 function pickRun(dir: string, id: string | undefined): string {
-  let files: string[];
-  try {
-    files = fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
-  } catch {
-    files = [];
-  }
+  if (id) return path.join(dir, `${findRun(dir, id)}.jsonl`);
+  const files = runIds(dir).map((r) => `${r}.jsonl`);
   if (!files.length) throw new AgentAppsError('E_USAGE', `no recorded runs in ${dir} — run a skill first (agent-apps run …)`);
-  if (id) {
-    const matches = files.filter((f) => f.startsWith(id));
-    if (matches.length === 1) return path.join(dir, matches[0]!);
-    if (!matches.length) throw new AgentAppsError('E_USAGE', `no run '${id}' in ${dir}`);
-    throw new AgentAppsError('E_USAGE', `'${id}' matches ${matches.length} runs — give more of the id`);
-  }
   const latest = files.map((f) => ({ f, t: fs.statSync(path.join(dir, f)).mtimeMs })).sort((a, b) => b.t - a.t)[0]!;
   return path.join(dir, latest.f);
 }
