@@ -9,7 +9,7 @@ HERE="$(cd "$(dirname "$0")/.." && pwd)"
 STORE="${AGENT_APPS_NATS_STORE:-$PWD/.agent-apps/nats}"
 command -v nats-server >/dev/null || { echo "nats-server is not installed: apt-get install nats-server" >&2; exit 2; }
 mkdir -p "$STORE"
-nats-server -js -a 127.0.0.1 -p "$PORT" -sd "$STORE" &
+nats-server -js -a 127.0.0.1 -p "$PORT" -sd "$STORE" >"$STORE/server.log" 2>&1 &
 SERVER=$!
 export AGENT_APPS_EVENTS="nats://127.0.0.1:$PORT"
 for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.1; done
