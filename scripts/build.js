@@ -1,15 +1,19 @@
 // Emits dist/ with tsc (tsconfig.build.json) and stamps it, so bin/agent-apps.js knows whether
 // the build is current. Built-in skills stay TypeScript in skills/ and run by type stripping.
+// Bundles load faster than the modules they replace: the terminal UI (dist/tui/bundle.js), and in
+// dist/bundles/ the Strands agent loop without the clients a run may not need, and remark.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 fs.rmSync(path.join(root, 'dist'), { recursive: true, force: true });
 const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
 await bundleTui();
+await bundleStrands();
+await bundleRemark();
 // The library's Markdown, parsed once here so that runs need not load gray-matter for it.
 const { parseMarkdown } = await import(new URL('../dist/loader/frontmatter.js', import.meta.url).href);
 const { contentHash } = await import(new URL('../dist/loader/library-cache.js', import.meta.url).href);
@@ -72,5 +76,133 @@ async function bundleTui() {
         },
       },
     ],
+  });
+}
+
+/**
+ * The Strands SDK's agent loop as the agent-strands provider uses it — the values in
+ * skills/extensions/agent/strands/sdk-names.ts — in one file, dist/bundles/strands-sdk.js, which
+ * skills/extensions/agent/strands/sdk.ts loads instead of the SDK's index when it fits the
+ * installed SDK (strands-sdk.json beside it says which one). The index loads in ~450 ms, mostly
+ * clients an agent run may never call: Bedrock's (the AWS SDK), MCP's, and zod for features the
+ * provider does not use; the bundle loads in ~20 ms.
+ * - CUT modules become stubs: their constants stay, everything else throws, naming itself, if
+ *   reached. The provider always hands the Agent its model and one FunctionTool, and never sets
+ *   structuredOutputSchema, memoryManager, contextManager or backgroundTasks — the only ways in.
+ * - The modules the SDK's model providers import (Model, errors, messages, streaming events, the
+ *   logger …) stay imports of the installed SDK's files, not copies: the providers are loaded
+ *   from the SDK itself (models.ts), and both sides must share one `logger` binding and one class
+ *   of each error and message for `instanceof`.
+ */
+async function bundleStrands() {
+  let esbuild;
+  try {
+    esbuild = await import('esbuild');
+  } catch {
+    console.warn('esbuild is not installed: dist/bundles/strands-sdk.js is not built (agent runs load the whole Strands SDK)');
+    return;
+  }
+  const sdkSrc = path.dirname(fileURLToPath(import.meta.resolve('@strands-agents/sdk')));
+  const { version } = JSON.parse(fs.readFileSync(path.join(sdkSrc, '..', '..', 'package.json'), 'utf8'));
+  const outdir = path.join(root, 'dist', 'bundles');
+  const { SDK_NAMES } = await import(new URL('../skills/extensions/agent/strands/sdk-names.ts', import.meta.url).href);
+  const CUT = [
+    'models/bedrock.js', // the AWS SDK: the Agent's default model, when it is given none
+    'mcp/index.js', // the MCP SDK: tools that are MCP clients
+    'tools/structured-output-tool.js', // zod, from here on: structuredOutputSchema
+    'memory/memory-manager.js', // memoryManager
+    'context-manager/modes/agentic/agentic-context.js', // contextManager: 'agentic'
+    'context-manager/retrieval-tool.js', // contextManager's retrieval tool
+    'background-tasks/background-tasks.js', // backgroundTasks
+  ].map((f) => path.join(sdkSrc, f));
+
+  // The providers' SDK modules, and what each imports (esbuild's metafile, third-party packages left out).
+  const shared = new Map();
+  for (const provider of ['models/openai/index.js', 'models/anthropic.js', 'models/bedrock.js']) {
+    const { metafile } = await esbuild.build({ entryPoints: [path.join(sdkSrc, provider)], bundle: true, write: false, metafile: true, format: 'esm', platform: 'node', packages: 'external', logLevel: 'silent' });
+    for (const [file, input] of Object.entries(metafile.inputs)) {
+      const abs = path.resolve(root, file);
+      if (abs.startsWith(sdkSrc + path.sep)) shared.set(abs, input.imports.map((i) => path.resolve(root, i.path)));
+    }
+  }
+
+  const stubs = new Map();
+  for (const file of CUT) {
+    const mod = await import(pathToFileURL(file).href);
+    let text = `const unavailable = (name) => { throw new Error(name + " is not in agent-apps' light Strands bundle (dist/bundles/strands-sdk.js); run with AGENT_APPS_STRANDS_BUNDLE=0 to use the whole SDK"); };\n`;
+    for (const [name, value] of Object.entries(mod)) {
+      const stub =
+        value === null || ['string', 'number', 'boolean'].includes(typeof value)
+          ? JSON.stringify(value)
+          : typeof value === 'function'
+            ? `function () { unavailable(${JSON.stringify(name)}); }`
+            : `new Proxy({}, { get() { unavailable(${JSON.stringify(name)}); } })`;
+      text += name === 'default' ? `export default ${stub};\n` : `export const ${name} = ${stub};\n`;
+    }
+    stubs.set(file, text);
+  }
+
+  const index = path.join(sdkSrc, 'index.js').split(path.sep).join('/');
+  const nodeDefaults = path.join(sdkSrc, 'sandbox', 'register-node-defaults.js').split(path.sep).join('/');
+  const externals = new Set();
+  await esbuild.build({
+    // The Node entry's default sandbox is the Agent's too; its MCP config loader goes with MCP.
+    stdin: { contents: `export { ${SDK_NAMES.join(', ')} } from '${index}';\nimport { registerNodeSandboxDefault } from '${nodeDefaults}';\nregisterNodeSandboxDefault();\n`, resolveDir: sdkSrc, sourcefile: 'strands-sdk.js', loader: 'js' },
+    outfile: path.join(outdir, 'strands-sdk.js'),
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node24',
+    logLevel: 'warning',
+    plugins: [
+      {
+        name: 'agent-apps-strands',
+        setup(build) {
+          build.onResolve({ filter: /^\.\.?\// }, (args) => {
+            const abs = path.resolve(args.resolveDir, args.path);
+            if (stubs.has(abs)) return { path: abs, namespace: 'stub' };
+            if (!shared.has(abs)) return undefined;
+            externals.add(abs);
+            const rel = path.relative(outdir, abs).split(path.sep).join('/');
+            return { path: rel.startsWith('../') ? rel : './' + rel, external: true };
+          });
+          build.onLoad({ filter: /.*/, namespace: 'stub' }, (args) => ({ contents: stubs.get(args.path), loader: 'js' }));
+        },
+      },
+    ],
+  });
+  // A shared module is the SDK's own file, so what it imports is not stubbed: none may reach a cut one.
+  const reach = (file, seen) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    if (CUT.includes(file)) throw new Error(`dist/bundles/strands-sdk.js: ${path.relative(sdkSrc, file)} is cut from the bundle but imported by the SDK modules it shares with the providers`);
+    for (const next of shared.get(file) ?? []) reach(next, seen);
+  };
+  const seen = new Set();
+  for (const file of externals) reach(file, seen);
+  const manifest = { sdkVersion: version, sdk: path.relative(outdir, sdkSrc).split(path.sep).join('/') + '/' };
+  fs.writeFileSync(path.join(outdir, 'strands-sdk.json'), JSON.stringify(manifest, null, 2) + '\n');
+}
+
+/**
+ * remark with remark-directive, which the `directives` middleware parses prompts with, in one file:
+ * dist/bundles/remark.js loads in ~30 ms, the ~90 modules it replaces in ~130 ms (measured on a
+ * busy 2-core machine), on every run of a Markdown skill whose prompt has a directive.
+ */
+async function bundleRemark() {
+  let esbuild;
+  try {
+    esbuild = await import('esbuild');
+  } catch {
+    return; // said once by bundleStrands
+  }
+  await esbuild.build({
+    stdin: { contents: "export { remark } from 'remark';\nexport { default as remarkDirective } from 'remark-directive';\n", resolveDir: root, sourcefile: 'remark.js', loader: 'js' },
+    outfile: path.join(root, 'dist', 'bundles', 'remark.js'),
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node24',
+    logLevel: 'warning',
   });
 }
