@@ -86,7 +86,8 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
   const paths = served.locals.config.paths;
   const cwd = served.locals.config.cwd;
   await findProvider(kernel, provider, paths, cwd);
-  const used = new LimitCounter(limits, skillName);
+  // model.budget: a sub-agent started by agent code spends from its caller's.
+  const used = new LimitCounter(limits, skillName, caller);
 
   // The persistent agent scope (seed 004): events topic and the agent tree's ids. It is set on
   // this context too, so that the provider, the agent code and any agent it invokes (a nested
@@ -117,6 +118,7 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
     // Approvals ("allow for this run") and denials: a sub-agent's are its caller's too.
     approvals: new ApprovalState({ parent: caller?.approvals, denials: trace.denials, trace: (e) => trace.record(e) }),
   };
+  used.shareWith(policy);
   const visible = await resolveVisibleTools(kernel, paths, cwd, policy);
 
   // ── prompt ─────────────────────────────────────────────────────────────────────────────────
@@ -164,6 +166,10 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
       case 'turn-start':
         used.turnStart();
         return undefined;
+      case 'usage':
+        // model.budget, whatever the provider: over it, this throws E_AGENT_LIMIT into the provider.
+        used.usage(e);
+        return undefined;
       case 'tool-call':
         toolTurn = true;
         return undefined;
@@ -184,7 +190,8 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
       }
       case 'error':
         // `final`: the model cannot come back (a replay cassette that ran out); retrying would loop forever.
-        if (persistent && e.final !== true) {
+        // `retrying`: the provider retries this one itself (model.retries), after its own backoff.
+        if (persistent && e.final !== true && e.retrying !== true) {
           const attempt = Number(e.attempt ?? 1);
           await sleep(Math.min(30_000, 1000 * 2 ** Math.max(0, attempt - 1)), stop.signal);
           return { continue: true };

@@ -49,7 +49,10 @@ describe('agent skills from the CLI', { concurrency: true }, () => {
     const r = await run(['--set', `model.record=${out}`, 'run', 'summarize', '--text', 'a b c'], HELLO, tempDir(t));
     assert.equal(r.code, 0, r.stderr);
     const original = YAML.parse(fs.readFileSync(path.join(HELLO, 'skills', 'summarize.cassette.yaml'), 'utf8'));
-    assert.deepEqual(YAML.parse(fs.readFileSync(out, 'utf8')), original);
+    // The model's side as recorded, each turn with the request it answered (SPEC §18).
+    const recorded = YAML.parse(fs.readFileSync(out, 'utf8'));
+    assert.deepEqual({ turns: recorded.turns.map(({ request: _r, ...t }: any) => t) }, original);
+    assert.ok(recorded.turns.every((t: any) => /^[0-9a-f]{64}$/.test(t.request?.sha256)));
   });
 
   test('a model server that is not there: exit 1, one line naming model.baseURL, nothing on stdout', { timeout: 20_000 }, async (t) => {

@@ -128,7 +128,10 @@ describe('openai provider through the full agent path (fake OpenAI-compatible se
     const recorded = path.join(dir, 'recorded.yaml');
     const live = await agentRuntime(t, {}, { overrides: openai(srv.baseURL, { record: recorded }) });
     assert.deepEqual(await live.invoke('count', { text: 'one two three four' }), { count: 4 });
-    assert.deepEqual(YAML.parse(fs.readFileSync(recorded, 'utf8')), { turns: [{ text: 'Counting.', invoke: code }] });
+    // The model's side, and the request it answered (SPEC §18).
+    const cassette = YAML.parse(fs.readFileSync(recorded, 'utf8'));
+    assert.deepEqual(cassette.turns.map(({ request: _r, ...t }: any) => t), [{ text: 'Counting.', invoke: code }]);
+    assert.match(cassette.turns[0].request.sha256, /^[0-9a-f]{64}$/);
     const offline = await agentRuntime(t, {}, { overrides: { model: { provider: 'replay', cassette: recorded } } });
     assert.deepEqual(await offline.invoke('count', { text: 'one two three four' }), { count: 4 });
   });

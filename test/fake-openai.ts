@@ -1,10 +1,16 @@
 // Fake model servers on 127.0.0.1 (port 0) for the provider tests: each records what it was sent
-// and answers request n with replies[n] — streamed SSE chunks or a JSON error — and closes itself
-// after 15 s at most. Nothing here mocks our code or Strands.
+// and answers request n with replies[n] — streamed SSE chunks, a JSON error (with headers such as
+// Retry-After), a connection dropped before any answer or in the middle of the stream — and
+// closes itself after 15 s at most. Nothing here mocks our code or Strands.
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-export type Reply = { status: number; json: unknown } | { sse: unknown[] };
+export type Reply =
+  | { status: number; json: unknown; headers?: Record<string, string> }
+  /** `dropAfter`: the connection is cut after that many chunks (no end of stream). */
+  | { sse: unknown[]; dropAfter?: number }
+  /** The connection is cut as soon as the request is read: no status, no body. */
+  | { drop: true };
 
 export interface FakeServer {
   baseURL: string;
@@ -44,14 +50,77 @@ export function fakeOpenAI(replies: Reply[]): Promise<FakeServer> {
     const reply = replies[n];
     if (!reply) {
       res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'no more replies' } }));
-    } else if ('sse' in reply) {
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      for (const c of reply.sse) res.write(`data: ${typeof c === 'string' ? c : JSON.stringify(c)}\n\n`);
-      res.end();
     } else {
-      res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.json));
+      answerWith(res, reply, (c) => `data: ${typeof c === 'string' ? c : JSON.stringify(c)}\n\n`);
     }
   });
+}
+
+/** Answers one request with `reply`; `frame` writes one SSE chunk. */
+function answerWith(res: ServerResponse, reply: Reply, frame: (chunk: unknown) => string): void {
+  if ('drop' in reply) {
+    res.socket?.destroy();
+  } else if ('sse' in reply) {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const upTo = reply.dropAfter ?? reply.sse.length;
+    for (const c of reply.sse.slice(0, upTo)) res.write(frame(c));
+    // Cut after the chunks are on the wire: the client has read part of a response.
+    if (reply.dropAfter !== undefined) setTimeout(() => res.socket?.destroy(), 20);
+    else res.end();
+  } else {
+    res.writeHead(reply.status, { 'content-type': 'application/json', ...(reply.headers ?? {}) }).end(JSON.stringify(reply.json));
+  }
+}
+
+/** Anthropic's SSE: `[event, data]` pairs. */
+export type AnthropicEvent = [event: string, data: object];
+
+/**
+ * A fake Anthropic Messages API (the SDK posts to `${baseURL}/v1/messages`): reply n is a stream of
+ * events (`{ sse: AnthropicEvent[] }`), an error with headers, or a dropped connection, as for
+ * fakeOpenAI. `baseURL` is the server's root.
+ */
+export async function fakeAnthropic(replies: Reply[]): Promise<FakeServer> {
+  const srv = await recordingServer((n, res) => {
+    const reply = replies[n];
+    if (!reply) {
+      res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'no more replies' } }));
+      return;
+    }
+    answerWith(res, reply, (c) => {
+      const [event, data] = c as AnthropicEvent;
+      return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+    });
+  });
+  return { ...srv, baseURL: srv.baseURL.replace(/\/v1$/, '') };
+}
+
+/** An Anthropic response: optional text, then optional `invoke` code; usage in and out. */
+export function anthropicReply(opts: { text?: string; code?: string; input?: number; output?: number }): Reply {
+  const events: AnthropicEvent[] = [
+    ['message_start', { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-test', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: opts.input ?? 50, output_tokens: 1 } } }],
+  ];
+  let index = 0;
+  if (opts.text !== undefined) {
+    events.push(
+      ['content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }],
+      ['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: opts.text } }],
+      ['content_block_stop', { type: 'content_block_stop', index }],
+    );
+    index++;
+  }
+  if (opts.code !== undefined) {
+    events.push(
+      ['content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: `toolu_${index}`, name: 'invoke', input: {} } }],
+      ['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify({ code: opts.code }) } }],
+      ['content_block_stop', { type: 'content_block_stop', index }],
+    );
+  }
+  events.push(
+    ['message_delta', { type: 'message_delta', delta: { stop_reason: opts.code !== undefined ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: opts.output ?? 12 } }],
+    ['message_stop', { type: 'message_stop' }],
+  );
+  return { sse: events };
 }
 
 export const chunk = (delta: unknown, finish: string | null = null) => ({

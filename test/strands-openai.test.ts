@@ -73,7 +73,10 @@ describe('openai provider (fake OpenAI-compatible server)', () => {
     try {
       const model = await createModel({ provider: 'openai', baseURL: srv.baseURL, modelId: 'fake-model', record: 'live.yaml' }, { env: {}, baseDir: dir });
       await runAgentLoop({ model, systemPrompt: SYSTEM, userMessage: 'go', onCode: async () => 2 });
-      assert.deepEqual(parse(await readFile(join(dir, 'live.yaml'), 'utf8')), { turns: [{ invoke: CODE }, { text: 'Done.' }] });
+      // The model's side, and the request each response answered (SPEC §18).
+      const recorded = parse(await readFile(join(dir, 'live.yaml'), 'utf8'));
+      assert.deepEqual(recorded.turns.map(({ request: _r, ...t }: any) => t), [{ invoke: CODE }, { text: 'Done.' }]);
+      assert.ok(recorded.turns.every((t: any) => /^[0-9a-f]{64}$/.test(t.request?.sha256)));
       // … and replaying it runs the same code.
       const replayed = await createModel({ provider: 'replay', cassette: 'live.yaml' }, { baseDir: dir });
       const codes: string[] = [];

@@ -3,17 +3,31 @@
 // is a configuration error (E_CONFIG, exit 2), not a failed run — and enforced by the `agent`
 // skill for every provider: a provider whose hook keeps answering `continue` still stops after
 // `maxTurns` turn-ends, and one that keeps calling `invoke` after `maxSteps` is refused.
+// `model.budget: { tokens, usd }` (SPEC §18) is counted from the provider's `usage` hook events:
+// a run whose model calls went over it stops with E_AGENT_LIMIT naming the budget; the tokens are
+// input + output, the dollars priced by src/agent/prices.ts. Sub-agents that agent code starts
+// spend from their caller's budget.
 import { AgentAppsError, ConfigurationError } from '../core/errors.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import type { JsonObject } from '../core/types.ts';
+import { isPlainObject } from '../core/path.ts';
 import { DEFAULT_HOST_MB } from './bridge.ts';
 import { DEFAULT_AGENT_PROVIDER } from './provider.ts';
+import { costUsd, priceFor, type Price } from './prices.ts';
 
 export interface SandboxLimits {
   timeoutMs: number;
   memoryMb: number;
   hostMb: number;
   isolation?: 'process' | 'inline';
+}
+
+/** `model.budget`: the most one agent run (with the sub-agents its code starts) may use. */
+export interface Budget {
+  /** Input + output tokens. */
+  tokens?: number;
+  /** USD, at `model.prices` (or the default estimates). */
+  usd?: number;
 }
 
 export interface AgentLimits {
@@ -27,6 +41,14 @@ export interface AgentLimits {
   sandboxConfig: Partial<SandboxLimits>;
   /** `model.sandbox` with the defaults filled in. */
   sandbox: SandboxLimits;
+  /** `model.budget`, when set. */
+  budget?: Budget;
+  /** The model config's price (for `budget.usd`): a call whose model the provider does not name is priced at it. */
+  price?: Price;
+  /** `model.prices`, to price a call on another model (a fallback). */
+  prices?: unknown;
+  /** `model.modelId`. */
+  modelId?: string;
 }
 
 /** `config` → the limits, or E_CONFIG naming the key. `skill`: the served skill, for the message. */
@@ -51,7 +73,46 @@ export function readLimits(config: JsonObject, skill: string, returns: unknown):
     memoryMb: sandboxConfig.memoryMb ?? 128,
     hostMb: sandboxConfig.hostMb ?? DEFAULT_HOST_MB,
   };
-  return { provider, persistent, maxTurns, maxSteps, sandboxConfig, sandbox };
+  const budget = readBudget(config.budget);
+  const modelId = typeof config.modelId === 'string' && config.modelId ? config.modelId : undefined;
+  const price = priceFor(modelId, config.prices);
+  if (budget?.usd !== undefined) {
+    // Every model the run may use needs a price, or the budget could not be kept.
+    const fallbacks = Array.isArray(config.fallback) ? config.fallback : [];
+    const ids: [string, unknown][] = [['model', config.modelId], ...fallbacks.map((f, i): [string, unknown] => [`model.fallback[${i}]`, isPlainObject(f) ? f.modelId : undefined])];
+    for (const [where, id] of ids) {
+      if (typeof id !== 'string' || !id) throw new ConfigurationError(`model.budget.usd needs the price of every model the run may use: set ${where}.modelId (and, unless it is a well-known model, model.prices.ID: { input, output } in USD per million tokens)`);
+      if (!priceFor(id, config.prices)) throw new ConfigurationError(`model.budget.usd needs a price for model '${id}': set model.prices.${id}: { input, output } — USD per million input and output tokens`);
+    }
+  }
+  return {
+    provider,
+    persistent,
+    maxTurns,
+    maxSteps,
+    sandboxConfig,
+    sandbox,
+    ...(budget ? { budget } : {}),
+    ...(price ? { price } : {}),
+    ...(config.prices !== undefined ? { prices: config.prices } : {}),
+    ...(modelId ? { modelId } : {}),
+  };
+}
+
+function readBudget(value: unknown): Budget | undefined {
+  if (value === undefined || value === null) return undefined;
+  const shape = 'model.budget must be { tokens?, usd? }: the most input + output tokens, and USD, one agent run may use';
+  if (!isPlainObject(value)) throw new ConfigurationError(`${shape} (got ${JSON.stringify(value)})`);
+  const budget: Budget = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (key !== 'tokens' && key !== 'usd') throw new ConfigurationError(`${shape} — unknown key '${key}'`);
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || (key === 'tokens' && !Number.isInteger(v))) {
+      throw new ConfigurationError(`model.budget.${key} must be a ${key === 'tokens' ? 'whole number' : 'number'} > 0 (got ${JSON.stringify(v)})`);
+    }
+    budget[key] = v;
+  }
+  return budget.tokens === undefined && budget.usd === undefined ? undefined : budget;
 }
 
 /** The provider skill must exist before anything starts: a missing one is the config's error, not the run's. */
@@ -66,6 +127,10 @@ export async function findProvider(kernel: Kernel, provider: string, paths: read
   }
 }
 
+function roundUsd(usd: number): string {
+  return usd >= 1 ? usd.toFixed(2) : usd.toPrecision(3);
+}
+
 function positive(value: unknown, fallback: number, key: string): number {
   if (value === undefined || value === null) return fallback;
   if (value === Infinity || value === '.inf') return Infinity;
@@ -77,20 +142,65 @@ function positive(value: unknown, fallback: number, key: string): number {
  * Turns and steps used by one agent run. The first limit that runs out is kept: once a run has
  * hit a limit it ends with that E_AGENT_LIMIT, whatever its provider does with the error.
  */
+/** What an agent run has spent on model calls: shared with the sub-agents its code starts. */
+export interface Spend {
+  tokens: number;
+  usd: number;
+}
+
+/** The spend of each agent run, by its policy object, for the sub-agents its code starts. */
+const spends = new WeakMap<object, Spend>();
+
 export class LimitCounter {
   /** Turns ended (turn-end events). */
   turns = 0;
   steps = 0;
   /** The E_AGENT_LIMIT this run hit, if any. */
   exceeded: AgentAppsError | undefined;
+  /** Tokens and USD spent against model.budget (the caller's, for a sub-agent). */
+  readonly spend: Spend;
   #started = 0;
   #stepsOut = false;
   readonly #limits: AgentLimits;
   readonly #skill: string;
 
-  constructor(limits: AgentLimits, skill: string) {
+  /** `caller`: the policy of the agent whose code started this one (its spend is shared). */
+  constructor(limits: AgentLimits, skill: string, caller?: object) {
     this.#limits = limits;
     this.#skill = skill;
+    this.spend = (caller && spends.get(caller)) ?? { tokens: 0, usd: 0 };
+  }
+
+  /** The sub-agents started by code under `policy` spend from this run's budget. */
+  shareWith(policy: object): void {
+    spends.set(policy, this.spend);
+  }
+
+  /**
+   * A `usage` event: its tokens (input + output) and their price are spent; over model.budget,
+   * the run stops here with E_AGENT_LIMIT naming the budget.
+   */
+  usage(e: { inputTokens?: unknown; outputTokens?: unknown; modelId?: unknown; [key: string]: unknown }): void {
+    const input = Number(e.inputTokens ?? 0) || 0;
+    const output = Number(e.outputTokens ?? 0) || 0;
+    this.spend.tokens += input + output;
+    const { budget, prices, modelId } = this.#limits;
+    let price = this.#limits.price;
+    if (typeof e.modelId === 'string' && e.modelId !== modelId) {
+      try {
+        price = priceFor(e.modelId, prices) ?? price;
+      } catch {
+        // a malformed price was reported when the run started, for the model config's id
+      }
+    }
+    if (price) this.spend.usd += costUsd({ inputTokens: input, outputTokens: output }, price);
+    if (!budget || this.exceeded) return;
+    if (budget.tokens !== undefined && this.spend.tokens > budget.tokens) {
+      throw this.#hit(`model.budget.tokens (${budget.tokens}) exhausted: the run's model calls used ${this.spend.tokens} tokens (input + output)`);
+    }
+    if (budget.usd !== undefined && this.spend.usd > budget.usd) {
+      throw this.#hit(`model.budget.usd ($${budget.usd}) exhausted: the run's model calls cost $${roundUsd(this.spend.usd)} at model.prices (or the default estimates)`);
+    }
   }
 
   /** An `invoke` call: counted, or refused once maxSteps are used (the model sees the refusal). */

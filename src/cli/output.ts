@@ -80,6 +80,9 @@ export function formatError(err: unknown, opts: { debug: boolean; paint: Painter
   let line = `${opts.paint.red('error')}${code ? ` ${opts.paint.dim(`[${escapeControl(code)}]`)}` : ''}: ${message}`;
   // Nothing close enough to suggest: say where to look instead.
   if (code === 'E_TOOL_NOT_FOUND' && !(err as { suggestions?: string[] }).suggestions?.length && !/\(/.test(message)) line += opts.paint.dim(' — `agent-apps list` shows the skills on the search paths');
+  // Lines that belong under the message (a drifted cassette's diff), escaped line by line.
+  const detail = (err as { detail?: unknown } | null)?.detail;
+  if (typeof detail === 'string' && detail) line += '\n' + detail.replace(/\n$/, '').split('\n').map((l) => escapeControl(l, { newlines: true })).join('\n');
   if (opts.debug && e?.stack) {
     // The stack starts with the message, which may span lines; the frames start at the first `at`.
     const lines = e.stack.split('\n');

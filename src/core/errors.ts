@@ -13,11 +13,18 @@ export interface Place {
 export class AgentAppsError extends Error {
   code: string;
   place?: Place;
-  constructor(code: string, message: string, options?: { cause?: unknown; place?: Place }) {
+  /**
+   * Lines for a person under the one-line message — the unified diff of E_CASSETTE_DRIFT (a
+   * replayed turn whose request is not the recorded one, exit 1). The CLI prints them after the
+   * error line.
+   */
+  detail?: string;
+  constructor(code: string, message: string, options?: { cause?: unknown; place?: Place; detail?: string }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
     if (options?.place) this.place = options.place;
+    if (options?.detail) this.detail = options.detail;
   }
 }
 

@@ -9,7 +9,7 @@ import type { ModelConfig } from './models.ts';
 
 export const frontmatter = {
   name: 'agent-strands',
-  description: 'Agent provider: runs the Strands agent loop with the model chosen by model.provider (bedrock, openai, anthropic or replay).',
+  description: 'Agent provider: runs the Strands agent loop with the model chosen by model.provider (bedrock, openai, anthropic or replay), retrying transient model errors and falling back along model.fallback.',
   metadata: {
     visibility: 'hidden',
     role: 'skill',
@@ -20,7 +20,7 @@ export const frontmatter = {
         prompt: { type: 'string', description: 'System prompt for the model.' },
         config: {
           type: 'object',
-          description: 'The cascade\'s model configuration: provider, modelId, baseURL, region, temperature, maxTokens, maxTurns, cassette, record, baseDir …',
+          description: 'The cascade\'s model configuration: provider, modelId, baseURL, region, temperature, maxTokens, maxTurns, cassette, record, replay, retries, retryDelayMs, fallback, baseDir …',
         },
         invokeRef: { type: 'string', description: 'Callback ref that executes the invoke tool\'s code: invoked with { code }.' },
         hookRef: { type: 'string', description: 'Callback ref for lifecycle events; its answer is a directive.' },
@@ -63,6 +63,18 @@ export default async function agentStrands(ctx: Context, args: StrandsArgs): Pro
     deltas: config.deltas === true || (config.deltas === undefined && viewWantsDeltas),
     ...(config.contextEdit ? { contextEdit: config.contextEdit as boolean | { windowSize?: number } } : {}),
     onCode: (code) => ctx.manager.invoke(invokeRef, { code }),
+    // Each retry and fallback is a log event too (SPEC §18); the hook's `retry` event is the trace's.
+    onRetry: (r) =>
+      ctx.manager.log({
+        type: 'retry',
+        tag: 'agent',
+        level: 'warn',
+        text:
+          r.fallback !== undefined
+            ? `model call failed (${r.reason}); falling back to model.fallback[${r.fallback - 1}]${r.modelId ? ` (${r.modelId})` : ''}`
+            : `model call failed (${r.reason}); retry ${r.retry} of ${r.retries} in ${r.delayMs} ms${r.retryAfterMs !== undefined ? ' (Retry-After)' : ''}`,
+        ...r,
+      }),
     ...(hookRef ? { onHook: (event) => ctx.manager.invoke(hookRef, event) } : {}),
     onLog,
   });

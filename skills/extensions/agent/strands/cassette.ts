@@ -3,15 +3,26 @@
 // so reading or writing a cassette stays cheap.
 
 import { readFile } from 'node:fs/promises';
-import { parseDocument, stringify } from 'yaml';
+import { Document, parseDocument } from 'yaml';
 import { ConfigurationError } from 'agent-apps';
+import type { RecordedRequest } from './request.ts';
 
 export interface CassetteTurn {
   /** Assistant text of this model response. */
   text?: string;
   /** The code the model passed to the `invoke` tool; absent = the turn ends (endTurn). */
   invoke?: string;
+  /** What the model was sent for this response (recorded cassettes; SPEC §18): replay checks it. */
+  request?: RecordedRequest;
 }
+
+/** The comment a recorded cassette starts with: what `request` is. */
+export const RECORDED_HEADER = [
+  ' Recorded by agent-apps (model.record): one entry per model response — its text, the code of its',
+  ' invoke call, and the request it answered. Replay checks request.sha256 and fails with',
+  ' E_CASSETTE_DRIFT when the skill sends something else (model.replay: loose skips the check).',
+  ' request.text is the whole request; request.more is what it adds to the previous one.',
+].join('\n');
 
 export interface Cassette {
   turns: CassetteTurn[];
@@ -41,6 +52,10 @@ export function parseCassette(source: string, file = 'cassette'): Cassette {
     if (!isRecord(turn)) throw bad(file, i, 'must be a mapping with text and/or invoke');
     const entry: CassetteTurn = {};
     for (const [k, v] of Object.entries(turn)) {
+      if (k === 'request') {
+        if (v !== null && v !== undefined) entry.request = parseRequest(v, file, i);
+        continue;
+      }
       if (k !== 'text' && k !== 'invoke') throw bad(file, i, `unknown key '${k}' (use text and/or invoke)`);
       if (v === null || v === undefined) continue;
       if (typeof v !== 'string') throw bad(file, i, `'${k}' must be a string`);
@@ -66,15 +81,49 @@ export async function loadCassette(file: string): Promise<Cassette> {
   return parseCassette(source, file);
 }
 
-/** YAML text of a cassette; multi-line code comes out as block literals. */
+/** YAML text of a cassette; multi-line code and requests come out as block literals. */
 export function stringifyCassette(cassette: Cassette): string {
   const turns = cassette.turns.map((t) => {
     const o: CassetteTurn = {};
     if (t.text !== undefined) o.text = t.text;
     if (t.invoke !== undefined) o.invoke = t.invoke;
+    if (t.request !== undefined) {
+      const { sha256, text, more } = t.request;
+      o.request = { sha256, ...(text !== undefined ? { text } : {}), ...(more !== undefined ? { more } : {}) };
+    }
     return o;
   });
-  return stringify({ turns }, { lineWidth: 0 });
+  const doc = new Document({ turns });
+  if (turns.some((t) => t.request)) doc.commentBefore = RECORDED_HEADER;
+  return doc.toString({ lineWidth: 0, blockQuote: 'literal' });
+}
+
+/**
+ * The recorded text of turn `index`'s request: its `text`, or the turns before it put together
+ * with their `more`. Undefined when a turn on the way has no request.
+ */
+export function recordedRequestText(turns: readonly CassetteTurn[], index: number): string | undefined {
+  const parts: string[] = [];
+  for (let j = index; j >= 0; j--) {
+    const r = turns[j]?.request;
+    if (!r) return undefined;
+    if (r.text !== undefined) return [r.text, ...parts].join('');
+    if (r.more === undefined) return undefined;
+    parts.unshift(r.more);
+  }
+  return undefined;
+}
+
+function parseRequest(v: unknown, file: string, i: number): RecordedRequest {
+  if (!isRecord(v)) throw bad(file, i, "'request' must be a mapping: { sha256, text | more }");
+  const out: RecordedRequest = { sha256: '' };
+  for (const [k, x] of Object.entries(v)) {
+    if (k !== 'sha256' && k !== 'text' && k !== 'more') throw bad(file, i, `request has an unknown key '${k}' (sha256, text, more)`);
+    if (typeof x !== 'string') throw bad(file, i, `request.${k} must be a string`);
+    out[k] = x;
+  }
+  if (!/^[0-9a-f]{64}$/.test(out.sha256)) throw bad(file, i, 'request.sha256 must be 64 hex digits (the sha256 agent-apps recorded)');
+  return out;
 }
 
 function bad(file: string, index: number, what: string): ConfigurationError {

@@ -1,6 +1,10 @@
 // The agent loop: the real Strands `Agent` with exactly one tool, `invoke`, whose code runs
 // through `onCode`; the SDK's hooks are mapped onto the seed's hook callback types (seed 004,
 // "Writing a Custom Agent Provider"), and the hook's directives steer the loop.
+// A model call that fails transiently (429, 5xx, a reset: retry.ts) is tried again after an
+// exponential backoff or the server's Retry-After, `model.retries` times; then the next model of
+// `model.fallback` takes over (SPEC §18). Each is an `error` and a `retry` hook event (the trace)
+// and an `onRetry` call (the log). The SDK's own retry strategy is off, so the count is exact.
 
 import {
   Agent,
@@ -13,10 +17,12 @@ import {
   ModelStreamUpdateEvent,
   NullConversationManager,
   SlidingWindowConversationManager,
-} from '@strands-agents/sdk';
+} from './sdk.ts';
 import type { AgentResult, BaseModelConfig, Message, Model } from '@strands-agents/sdk';
 import { AbortError, AgentAppsError, type HookDirective, type HookEvent, type TokenUsage } from 'agent-apps';
-import { explainModelError } from './models.ts';
+import { describeModel, explainModelError } from './models.ts';
+import type { FallbackModel } from './fallback.ts';
+import { DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_MS, MAX_RETRY_AFTER_MS, backoffMs, isTransient, retryAfterMs, statusOf } from './retry.ts';
 import { withStrandsLog } from './logging.ts';
 import type { StrandsLogSink } from './logging.ts';
 
@@ -41,6 +47,8 @@ export interface AgentLoopOptions {
   onLog?: StrandsLogSink;
   /** Overrides the `invoke` tool's description. */
   toolDescription?: string;
+  /** Each retry of a failed model call, and each move to a fallback model, as it is decided (for the log). */
+  onRetry?(retry: RetryInfo): void;
   /**
    * contextEdit (seed 004): when set, the provider trims its own conversation — a sliding window
    * of `windowSize` messages (default 40) that keeps tool-use pairs intact and the first user
@@ -48,6 +56,27 @@ export interface AgentLoopOptions {
    * never edited, and a context overflow is the model's error.
    */
   contextEdit?: boolean | { windowSize?: number };
+}
+
+/** One retry of a model call (the `retry` hook event carries the same fields). */
+export interface RetryInfo {
+  /** The attempt about to be made at this turn's model call (2 = the first retry). */
+  attempt: number;
+  turnNumber: number;
+  /** The wait before it: the backoff, or what the server asked for (Retry-After). */
+  delayMs: number;
+  /** The failure being retried, one line. */
+  reason: string;
+  /** Its HTTP status, if it had one. */
+  status?: number;
+  /** The server's Retry-After, when it sent one. */
+  retryAfterMs?: number;
+  /** The retry is on the next model of model.fallback: which (1 = the first fallback) and its model id. */
+  fallback?: number;
+  modelId?: string;
+  /** This retry's number on its model, and how many the model gets (model.retries). */
+  retry?: number;
+  retries?: number;
 }
 
 export interface AgentLoopResult {
@@ -86,9 +115,16 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
   if (!(maxTurns > 0)) throw limitError(maxTurns);
   if (signal?.aborted) throw new AbortError(signal.reason);
 
+  const chain = fallbackOf(model);
   const state = {
     turn: 0,
     retrying: false,
+    /** The retry decided after the last failure (the `retry` event to report before the next call). */
+    pending: undefined as RetryInfo | undefined,
+    /** Failed calls at this turn on the model in use (reset by a success, a new turn or a fallback). */
+    failures: 0,
+    /** Set when a model was given up on: the final error says so. */
+    gaveUp: undefined as string | undefined,
     /** The attempt count of the model call that failed last. */
     attempt: 0,
     lastText: '',
@@ -114,6 +150,37 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
     if (!d?.stop) return false;
     state.stop ??= { result: d.result !== undefined ? d.result : state.lastText };
     return true;
+  };
+
+  /**
+   * After a failed call: another attempt on this model (a transient failure with retries left,
+   * after the backoff or the server's Retry-After), else the next fallback model at once (any
+   * model failure), else nothing — the hook decides (persistent mode) or the run fails.
+   */
+  const planRetry = (error: Error, explained: AgentAppsError, attemptCount: number): RetryInfo | undefined => {
+    const info = describeModel(model);
+    const retries = info?.retry?.retries ?? DEFAULT_RETRIES;
+    const delay = info?.retry?.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
+    const status = statusOf(error);
+    const base = { attempt: attemptCount + 1, turnNumber: state.turn, reason: explained.message, ...(status !== undefined ? { status } : {}) };
+    state.failures++;
+    const ours = explained.code !== 'E_MODEL';
+    if (!ours && isTransient(error)) {
+      const after = retryAfterMs(error);
+      if (state.failures <= retries && (after === undefined || after <= MAX_RETRY_AFTER_MS)) {
+        return { ...base, delayMs: after ?? backoffMs(state.failures, delay), ...(after !== undefined ? { retryAfterMs: after } : {}), retry: state.failures, retries };
+      }
+      state.gaveUp =
+        after !== undefined && after > MAX_RETRY_AFTER_MS
+          ? `the server asked to wait ${Math.round(after / 1000)} s (Retry-After), longer than the ${MAX_RETRY_AFTER_MS / 1000} s agent-apps waits`
+          : `${state.failures} attempt${state.failures === 1 ? '' : 's'} on ${info?.where ?? 'the model'} (model.retries: ${retries})`;
+    }
+    if (ours || !chain?.advance()) return undefined;
+    state.failures = 0;
+    state.gaveUp = undefined;
+    const next = describeModel(model);
+    const modelId = model.getConfig().modelId;
+    return { ...base, delayMs: 0, fallback: chain.index, ...(typeof modelId === 'string' ? { modelId } : next?.modelId ? { modelId: next.modelId } : {}) };
   };
 
   const invokeTool = new FunctionTool({
@@ -156,6 +223,8 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
     printer: false,
     toolExecutor: 'sequential',
     conversationManager,
+    // No SDK retries: ours below count exactly (model.retries) and honour Retry-After.
+    retryStrategy: null,
   });
   if (window !== undefined) {
     // The SDK slides its window only between invocations and on overflow; a long single run
@@ -174,10 +243,14 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
     if (state.retrying) {
       // The same turn again after a failed model call (seed 004: the trace's `retry`).
       state.retrying = false;
-      if (takeStop(await hook({ type: 'retry', attempt: state.attempt + 1, turnNumber: state.turn }))) ev.cancel = 'stopped';
+      const pending = state.pending;
+      state.pending = undefined;
+      const event = pending ? { type: 'retry' as const, ...pending } : { type: 'retry' as const, attempt: state.attempt + 1, turnNumber: state.turn };
+      if (takeStop(await hook(event))) ev.cancel = 'stopped';
       return;
     }
     state.turn++;
+    state.failures = 0;
     if (takeStop(await hook({ type: 'turn-start', turnNumber: state.turn }))) ev.cancel = 'stopped';
   });
 
@@ -200,13 +273,32 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
       state.attempt = ev.attemptCount;
       if (ev.error.name === 'CancelledError' || signal?.aborted) return;
       const explained = explainModelError(ev.error, model);
-      // `final` (a replay cassette that ran out): no retry can succeed, whatever the hook says.
+      // `final` (a replay cassette that ran out, or drifted): no retry can succeed, whatever the hook says.
       const final = (explained as { final?: unknown }).final === true;
-      const d = await hook({ type: 'error', error: explained.message, attempt: ev.attemptCount, turnNumber: state.turn, ...(final ? { final } : {}) });
+      const plan = final ? undefined : planRetry(ev.error, explained, ev.attemptCount);
+      const d = await hook({
+        type: 'error',
+        error: explained.message,
+        attempt: ev.attemptCount,
+        turnNumber: state.turn,
+        ...(final ? { final } : {}),
+        ...(plan ? { retrying: true } : {}),
+        ...(plan?.status !== undefined ? { status: plan.status } : {}),
+      });
       if (takeStop(d)) return;
+      if (plan) {
+        state.pending = plan;
+        opts.onRetry?.(plan);
+        if (plan.delayMs > 0) await sleep(plan.delayMs, signal);
+        if (signal?.aborted) return;
+        ev.retry = true;
+        return;
+      }
       if (d?.continue && !final) ev.retry = true;
       return;
     }
+    state.failures = 0;
+    state.gaveUp = undefined;
     const message = ev.stopData?.message;
     if (!message) return;
     const reasoning = reasoningOf(message);
@@ -216,8 +308,10 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
     const usage = message.metadata?.usage;
     if (usage) {
       const total = agent.metrics.accumulatedUsage;
+      const modelId = model.getConfig().modelId;
       const d = await hook({
         type: 'usage',
+        ...(typeof modelId === 'string' && modelId ? { modelId } : {}),
         turnNumber: state.turn,
         inputTokens: usage.inputTokens,
         outputTokens: usage.outputTokens,
@@ -297,7 +391,9 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
       if (state.fatal !== undefined) throw state.fatal;
       if (state.stop) return finish(state.lastText);
       if (signal?.aborted) throw new AbortError(signal.reason);
-      throw explainModelError(err, model);
+      const explained = explainModelError(err, model);
+      if (state.gaveUp && explained.code === 'E_MODEL') explained.message += ` (${state.gaveUp})`;
+      throw explained;
     }
     if (state.stop) return finish(state.lastText);
     if (result.stopReason === 'cancelled' || signal?.aborted) throw new AbortError(signal?.reason);
@@ -312,6 +408,29 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
     }
     return finish(text);
   }
+}
+
+/**
+ * The fallback chain inside `model` (under a recorder or other wrappers), if model.fallback made
+ * one. Recognised by shape, so this file does not load fallback.ts for runs without fallbacks.
+ */
+function fallbackOf(model: object): FallbackModel | undefined {
+  for (let m: unknown = model, i = 0; m && typeof m === 'object' && i < 8; m = (m as { inner?: unknown }).inner, i++) {
+    if ((m as { fallbackChain?: unknown }).fallbackChain === true) return m as FallbackModel;
+  }
+  return undefined;
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 function limitError(maxTurns: number): AgentAppsError {

@@ -1,12 +1,15 @@
-// `createModel(config)`: the cascade's `model` object → a Strands model (SPEC §11).
+// `createModel(config)`: the cascade's `model` object → a Strands model (SPEC §11, §18).
 // Every provider's module is imported lazily, so loading this file costs nothing; credentials
 // come only from the environment. A config this file cannot use (an unknown provider, a key in
 // it, replay without a cassette) is E_CONFIG; a model that cannot be reached or used is E_MODEL:
 // `explainModelError` turns a provider failure into one line that says what to configure.
+// The SDK clients never retry (maxRetries 0, Bedrock maxAttempts 1): the agent loop retries
+// transient failures itself, `model.retries` times, and then moves to `model.fallback` (loop.ts).
 
 import { isAbsolute, resolve } from 'node:path';
 import type { Model, BaseModelConfig } from '@strands-agents/sdk';
 import { AgentAppsError, ConfigurationError } from 'agent-apps';
+import { readRetryConfig, type RetryConfig } from './retry.ts';
 
 export type ModelProvider = 'bedrock' | 'openai' | 'anthropic' | 'replay';
 
@@ -25,8 +28,16 @@ export interface ModelConfig {
   topP?: number;
   /** Extra request parameters passed to the provider as-is (OpenAI / Anthropic). */
   params?: Record<string, unknown>;
-  /** HTTP retries of the provider's client (OpenAI / Anthropic), default 1. */
+  /** Extra attempts of a model call that failed transiently (429, 5xx, a reset), default 3 (loop.ts). */
+  retries?: number;
+  /** The older name of `retries`, read when `retries` is unset. */
   maxRetries?: number;
+  /** The wait before the first retry, doubled for each next one (default 1000 ms); a Retry-After wins. */
+  retryDelayMs?: number;
+  /** Model configs tried in order when a model call still fails after its retries (SPEC §18). */
+  fallback?: ModelConfig[];
+  /** replay: `strict` (default) checks each recorded request; `loose` plays the turns regardless. */
+  replay?: 'strict' | 'loose';
   /** Per-request timeout in ms. */
   timeoutMs?: number;
   /** replay: the cassette to play back, relative to the skill's folder unless absolute. */
@@ -52,20 +63,69 @@ export interface ModelInfo {
   cassette?: string;
   /** `model.provider` was not set: the default (bedrock) is in use. */
   defaulted?: boolean;
+  /** How this model's failed calls are retried (model.retries, model.retryDelayMs). */
+  retry?: RetryConfig;
+  /** `model` or `model.fallback[N]`: which config this model came from. */
+  where?: string;
 }
 
 const infos = new WeakMap<object, ModelInfo>();
 
+/** What `model` was built from; for a wrapper (a recorder, the fallback chain), the model in use inside it. */
 export function describeModel(model: object): ModelInfo | undefined {
-  return infos.get(model);
+  for (let m: unknown = model, i = 0; m && typeof m === 'object' && i < 8; m = (m as { inner?: unknown }).inner, i++) {
+    const info = infos.get(m);
+    if (info) return info;
+  }
+  return undefined;
 }
 
+/**
+ * The keys a `model.fallback` entry takes from the model config unless it sets them: how to
+ * sample and how long to wait — not which model, where, or with which key.
+ */
+const INHERITED_BY_FALLBACK = ['temperature', 'maxTokens', 'topP', 'timeoutMs', 'retries', 'maxRetries', 'retryDelayMs', 'replay'] as const;
+
 export async function createModel(config: ModelConfig = {}, options: CreateModelOptions = {}): Promise<Model<BaseModelConfig>> {
+  const baseDir = options.baseDir ?? process.cwd();
+  readRetryConfig(config);
+  if (config.replay !== undefined && config.replay !== 'strict' && config.replay !== 'loose') {
+    throw new ConfigurationError(`model.replay must be 'strict' (check each recorded request, the default) or 'loose' (replay regardless) — got ${JSON.stringify(config.replay)}`);
+  }
+  let model = await createOne(config, options, 'model');
+  if (config.fallback !== undefined && config.fallback !== null) {
+    if (!Array.isArray(config.fallback)) throw new ConfigurationError('model.fallback must be a list of model configs: [{ provider, modelId, … }, …]');
+    const chain: Model<BaseModelConfig>[] = [model];
+    for (const [i, entry] of config.fallback.entries()) {
+      const where = `model.fallback[${i}]`;
+      if (!isRecord(entry)) throw new ConfigurationError(`${where} must be a model config: { provider, modelId, … } (got ${JSON.stringify(entry)})`);
+      for (const key of ['fallback', 'record']) {
+        if (key in entry) throw new ConfigurationError(`${where}.${key} is not read: ${key === 'record' ? 'model.record records the run, whichever model answers' : 'fallbacks are one list, model.fallback'}`);
+      }
+      const inherited = Object.fromEntries(INHERITED_BY_FALLBACK.filter((k) => config[k] !== undefined && entry[k] === undefined).map((k) => [k, config[k]]));
+      const merged: ModelConfig = { ...inherited, ...entry };
+      readRetryConfig(merged, where);
+      chain.push(await createOne(merged, options, where));
+    }
+    const { FallbackModel } = await import('./fallback.ts');
+    model = new FallbackModel(chain);
+  }
+
+  if (typeof config.record === 'string' && config.record) {
+    const file = isAbsolute(config.record) ? config.record : resolve(baseDir, config.record);
+    const { RecordingModel } = await import('./recorder.ts');
+    return new RecordingModel(model, file, { baseDir });
+  }
+  return model;
+}
+
+/** One model config → its model; `where` names it in errors (`model`, `model.fallback[0]`). */
+async function createOne(config: ModelConfig, options: CreateModelOptions, where: string): Promise<Model<BaseModelConfig>> {
   const env = options.env ?? process.env;
   const baseDir = options.baseDir ?? process.cwd();
   const provider = config.provider ?? 'bedrock';
   if ('apiKey' in config && config.apiKey !== undefined) {
-    throw new ConfigurationError(`model.apiKey is not read from configuration — put the key in the environment (${defaultKeyEnv(provider)}, or name a variable with model.apiKeyEnv)`);
+    throw new ConfigurationError(`${where}.apiKey is not read from configuration — put the key in the environment (${defaultKeyEnv(provider)}, or name a variable with model.apiKeyEnv)`);
   }
   const common: BaseModelConfig = {};
   if (config.modelId !== undefined) common.modelId = String(config.modelId);
@@ -73,7 +133,8 @@ export async function createModel(config: ModelConfig = {}, options: CreateModel
   if (typeof config.maxTokens === 'number') common.maxTokens = config.maxTokens;
   if (typeof config.topP === 'number') common.topP = config.topP;
   const baseURL = typeof config.baseURL === 'string' && config.baseURL ? config.baseURL : undefined;
-  const maxRetries = typeof config.maxRetries === 'number' ? config.maxRetries : 1;
+  // The loop retries (model.retries); a client that retried too would make that count a guess.
+  const maxRetries = 0;
   const timeout = typeof config.timeoutMs === 'number' ? config.timeoutMs : undefined;
   const params = isRecord(config.params) ? config.params : undefined;
 
@@ -81,9 +142,9 @@ export async function createModel(config: ModelConfig = {}, options: CreateModel
   const info: ModelInfo = { provider: 'bedrock', ...(config.provider === undefined ? { defaulted: true } : {}) };
   switch (provider) {
     case 'bedrock': {
-      const { BedrockModel } = await import('@strands-agents/sdk');
+      const { BedrockModel } = await import('@strands-agents/sdk/models/bedrock');
       const region = typeof config.region === 'string' ? config.region : env.AWS_REGION || env.AWS_DEFAULT_REGION;
-      model = new BedrockModel({ ...common, ...(region ? { region } : {}), ...(timeout ? { requestTimeout: timeout } : {}) });
+      model = new BedrockModel({ ...common, ...(region ? { region } : {}), ...(timeout ? { requestTimeout: timeout } : {}), clientConfig: { maxAttempts: 1 } });
       Object.assign(info, { provider: 'bedrock', region });
       break;
     }
@@ -133,27 +194,25 @@ export async function createModel(config: ModelConfig = {}, options: CreateModel
     }
     case 'replay': {
       if (typeof config.cassette !== 'string' || !config.cassette) {
-        throw new ConfigurationError('model.provider replay needs model.cassette: the path of a cassette YAML file');
+        throw new ConfigurationError(`${where}.provider replay needs ${where}.cassette: the path of a cassette YAML file`);
       }
       const file = isAbsolute(config.cassette) ? config.cassette : resolve(baseDir, config.cassette);
       const { ReplayModel } = await import('./replay-model.ts');
-      model = await ReplayModel.fromFile(file, common.modelId ? { modelId: common.modelId } : {});
+      model = await ReplayModel.fromFile(file, {
+        ...(common.modelId ? { modelId: common.modelId } : {}),
+        check: config.replay === 'loose' ? 'loose' : 'strict',
+        paths: { baseDir },
+      });
       Object.assign(info, { provider: 'replay', cassette: file });
       break;
     }
     default:
-      throw new ConfigurationError(`unknown model.provider '${String(provider)}' — use bedrock, openai, anthropic or replay`);
+      throw new ConfigurationError(`unknown ${where}.provider '${String(provider)}' — use bedrock, openai, anthropic or replay`);
   }
   if (common.modelId) info.modelId = common.modelId;
+  info.retry = readRetryConfig(config, where);
+  info.where = where;
   infos.set(model, info);
-
-  if (typeof config.record === 'string' && config.record) {
-    const file = isAbsolute(config.record) ? config.record : resolve(baseDir, config.record);
-    const { RecordingModel } = await import('./recorder.ts');
-    const recorder = new RecordingModel(model, file);
-    infos.set(recorder, info);
-    return recorder;
-  }
   return model;
 }
 

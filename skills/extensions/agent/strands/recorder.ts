@@ -1,6 +1,7 @@
-// `model.record: PATH` (SPEC §11): wraps any Strands model and writes a cassette of what it
-// produced — per model response, its text and the `code` of its `invoke` tool uses — after
-// every turn, so a run that crashes still leaves a partial cassette.
+// `model.record: PATH` (SPEC §11, §18): wraps any Strands model and writes a cassette of what it
+// produced — per model response, its text, the `code` of its `invoke` tool uses and the request
+// it answered (its sha256 and text, request.ts) — after every turn, so a run that crashes still
+// leaves a partial cassette.
 
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -8,17 +9,24 @@ import type { BaseModelConfig, Message, Model, ModelStreamEvent, StreamOptions }
 import { WrappedModel } from './wrapped-model.ts';
 import { stringifyCassette } from './cassette.ts';
 import type { CassetteTurn } from './cassette.ts';
+import { recordRequest, renderRequest, type RequestPaths } from './request.ts';
 
 export class RecordingModel extends WrappedModel {
   readonly file: string;
   readonly turns: CassetteTurn[] = [];
+  readonly #paths: RequestPaths;
+  /** The text of the last recorded request: the next one is stored as what it adds. */
+  #lastRequest: string | undefined;
 
-  constructor(inner: Model<BaseModelConfig>, file: string) {
+  constructor(inner: Model<BaseModelConfig>, file: string, paths: RequestPaths = {}) {
     super(inner);
     this.file = file;
+    this.#paths = paths;
   }
 
   async *stream(messages: Message[], options?: StreamOptions): AsyncGenerator<ModelStreamEvent> {
+    // Taken before the call: the agent appends to `messages` once the response is in.
+    const request = renderRequest(messages, options, this.#paths);
     let text = '';
     const codes: string[] = [];
     let tool: { name: string; input: string } | undefined;
@@ -47,6 +55,8 @@ export class RecordingModel extends WrappedModel {
     if (text) turn.text = text;
     // The format holds one `invoke` per turn; several tool uses in one response are joined.
     if (codes.length > 0) turn.invoke = codes.join('\n');
+    turn.request = recordRequest(request, this.#lastRequest);
+    this.#lastRequest = request.text;
     this.turns.push(turn);
     this.#write();
   }

@@ -1,12 +1,16 @@
 // A Strands `Model` that plays back a cassette (SPEC §11): the real agent loop runs, offline and
 // deterministic. Each `stream()` call is one model response: the turn's text as text deltas,
-// then, if the turn has `invoke`, one `invoke` tool use with input `{ code }`.
+// then, if the turn has `invoke`, one `invoke` tool use with input `{ code }`. A turn recorded
+// with its request (SPEC §18) is played only for that request: anything else is E_CASSETTE_DRIFT
+// with the first difference as a unified diff, unless `model.replay: loose`.
 
-import { Model } from '@strands-agents/sdk';
+import { relative, isAbsolute } from 'node:path';
+import { Model } from './sdk.ts';
 import type { BaseModelConfig, Message, ModelStreamEvent, StreamOptions } from '@strands-agents/sdk';
 import { AgentAppsError } from 'agent-apps';
-import { loadCassette } from './cassette.ts';
+import { loadCassette, recordedRequestText } from './cassette.ts';
 import type { Cassette, CassetteTurn } from './cassette.ts';
+import { renderRequest, type RequestPaths } from './request.ts';
 
 /**
  * The cassette has no more turns: the recorded model stopped there. `final`: retrying cannot
@@ -21,6 +25,23 @@ export class CassetteEndedError extends AgentAppsError {
   }
 }
 
+/**
+ * The request of a replayed turn is not the one its cassette recorded: the skill, its prompt, its
+ * args, its tools or a tool's result changed. `final`: replaying again gives the same answer.
+ * `detail`: the unified diff of the first difference (recorded → now).
+ */
+export class CassetteDriftError extends AgentAppsError {
+  readonly final = true;
+  readonly turn: number;
+  constructor(message: string, turn: number, detail: string) {
+    super('E_CASSETTE_DRIFT', message, { detail });
+    this.turn = turn;
+  }
+}
+
+/** How a replay treats recorded requests: `strict` (the default) checks them, `loose` does not. */
+export type ReplayCheck = 'strict' | 'loose';
+
 export interface ReplayModelConfig extends BaseModelConfig {
   /** Where the cassette came from (a path), for error messages. */
   cassette?: string;
@@ -31,22 +52,33 @@ export interface ReplayModelOptions {
   /** Names the cassette in errors (its path). */
   source?: string;
   modelId?: string;
+  /** `loose`: play the turns whatever the model is sent (default `strict`). */
+  check?: ReplayCheck;
+  /** The paths a recorded request writes as `<skill-dir>` / `<cwd>`. */
+  paths?: RequestPaths;
 }
+
+/** The most lines of diff an E_CASSETTE_DRIFT shows. */
+const MAX_DIFF_LINES = 60;
 
 export class ReplayModel extends Model<ReplayModelConfig> {
   #config: ReplayModelConfig;
   #turns: CassetteTurn[];
   #next = 0;
+  readonly #check: ReplayCheck;
+  readonly #paths: RequestPaths;
 
   constructor(options: ReplayModelOptions) {
     super();
     this.#turns = options.turns;
     this.#config = { modelId: options.modelId ?? 'replay', cassette: options.source ?? '(inline)' };
+    this.#check = options.check ?? 'strict';
+    this.#paths = options.paths ?? {};
   }
 
-  static async fromFile(file: string, options: { modelId?: string } = {}): Promise<ReplayModel> {
+  static async fromFile(file: string, options: Omit<ReplayModelOptions, 'turns' | 'source'> = {}): Promise<ReplayModel> {
     const cassette: Cassette = await loadCassette(file);
-    return new ReplayModel({ turns: cassette.turns, source: file, ...(options.modelId ? { modelId: options.modelId } : {}) });
+    return new ReplayModel({ ...options, turns: cassette.turns, source: file });
   }
 
   /** How many turns have been played back so far. */
@@ -74,6 +106,7 @@ export class ReplayModel extends Model<ReplayModelConfig> {
       const n = this.#turns.length;
       throw new CassetteEndedError(`replay cassette ${this.#config.cassette} has ${n} turn${n === 1 ? '' : 's'}; the agent asked for turn ${index + 1}`);
     }
+    if (turn.request && this.#check === 'strict') await this.#checkRequest(index, turn.request.sha256, messages, options);
     this.#next++;
 
     yield { type: 'modelMessageStartEvent', role: 'assistant' };
@@ -108,6 +141,35 @@ export class ReplayModel extends Model<ReplayModelConfig> {
       metrics: { latencyMs: Math.round(performance.now() - started) },
     };
   }
+
+  async #checkRequest(index: number, sha256: string, messages: Message[], options: StreamOptions | undefined): Promise<void> {
+    const now = renderRequest(messages, options, this.#paths);
+    if (now.sha256 === sha256) return;
+    const n = index + 1;
+    const file = this.#config.cassette ?? '(inline)';
+    const shown = isAbsolute(file) && !relative(process.cwd(), file).startsWith('..') ? relative(process.cwd(), file) : file;
+    const recorded = recordedRequestText(this.#turns, index);
+    throw new CassetteDriftError(
+      `replay cassette ${shown}: turn ${n} was recorded for another request — the skill's prompt, its args, its tools or a tool's result changed (first difference below); record the cassette again with model.record, or set model.replay: loose to replay it regardless`,
+      n,
+      recorded === undefined ? '(the cassette does not keep the text of this request: nothing to compare)' : await firstDifference(recorded, now.text, n),
+    );
+  }
+}
+
+/** The first hunk of the unified diff recorded → now (jsdiff), at most MAX_DIFF_LINES lines. */
+async function firstDifference(recorded: string, now: string, turn: number): Promise<string> {
+  // jsdiff loads only when there is a difference to show.
+  const { createTwoFilesPatch } = await import('diff');
+  const patch = createTwoFilesPatch('recorded', 'now', recorded, now, `cassette turn ${turn}`, 'this run', { context: 3 });
+  const lines = patch.split('\n').filter((l) => !/^=+$/.test(l));
+  const hunks = lines.map((l, i) => (l.startsWith('@@ ') ? i : -1)).filter((i) => i >= 0);
+  if (hunks.length === 0) return '(the requests differ only in how they are structured, not in their text)';
+  let shown = lines.slice(0, hunks[1] ?? lines.length);
+  while (shown.length && shown.at(-1) === '') shown.pop();
+  if (shown.length > MAX_DIFF_LINES) shown = [...shown.slice(0, MAX_DIFF_LINES), `… (${shown.length - MAX_DIFF_LINES} more lines of this difference)`];
+  if (hunks.length > 1) shown.push(`… (${hunks.length - 1} more difference${hunks.length === 2 ? '' : 's'} after this one)`);
+  return shown.join('\n');
 }
 
 function estimateChars(messages: Message[]): number {
