@@ -161,23 +161,25 @@ export function summarize(dir: string, run: RunFile, now = Date.now()): RunSumma
     }
   }
   const skill = typeof start?.skill === 'string' ? start.skill : typeof end?.skill === 'string' ? end.skill : null;
-  const base = { id: run.id, skill, startedAt: new Date(started).toISOString() };
+  const startedAt = new Date(started).toISOString();
+  // In the order SPEC §18 lists the fields.
+  const summary = (status: RunStatus, exitCode: number | null, durationMs: number | null): RunSummary => ({ id: run.id, skill, status, exitCode, durationMs, startedAt });
   if (end) {
     const exitCode = exitCodeOf(end);
     const durationMs = typeof end.durationMs === 'number' ? end.durationMs : Math.max(0, end.timestamp - started);
     const status = statusOf(exitCode);
-    const summary: RunSummary = { ...base, status, exitCode, durationMs };
+    const ended = summary(status, exitCode, durationMs);
     if (status === 'failed' || status === 'refused') {
       const message = typeof end.text === 'string' ? end.text.replace(/^run \S+: /, '') : '';
-      summary.error = { ...(typeof end.code === 'string' ? { code: end.code } : {}), message };
+      ended.error = { ...(typeof end.code === 'string' ? { code: end.code } : {}), message };
     }
-    return summary;
+    return ended;
   }
   const marker = livePid(dir, run.id);
   const pid = typeof start?.pid === 'number' ? start.pid : marker;
-  if (marker !== undefined && alive(pid)) return { ...base, status: 'running', exitCode: null, durationMs: Math.max(0, now - started) };
+  if (marker !== undefined && alive(pid)) return summary('running', null, Math.max(0, now - started));
   // Killed outright: how long it ran is not known.
-  return { ...base, status: 'interrupted', exitCode: null, durationMs: null };
+  return summary('interrupted', null, null);
 }
 
 /** Every run in `dir`, newest first (by when it started; the id breaks ties). */
