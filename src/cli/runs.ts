@@ -441,7 +441,9 @@ export function transcript(run: RunFile, summary: RunSummary, paint: Painter): s
   }
   if (!agents.length && summary.status !== 'running') {
     out.push('');
-    out.push(paint.dim('(no agent ran in this run: its events are in agent-apps tail --run ' + run.id.slice(0, 8) + ')'));
+    // A refused or interrupted agent run stops its chain before `session` (SPEC §6.6).
+    const why = summary.status === 'refused' || summary.status === 'interrupted' ? 'no agent ran, or it was stopped before its record' : 'no agent ran in this run';
+    out.push(paint.dim(`(${why}: agent-apps tail --run ${run.id.slice(0, 8)} has its events)`));
   }
   return out.join('\n') + '\n';
 }
