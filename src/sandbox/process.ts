@@ -70,6 +70,15 @@ export function sandboxProcessPid(): number | undefined {
   return current && current.dead === null ? current.proc.pid : undefined;
 }
 
+/**
+ * Starts the sandbox process now if there is none, for a sandbox about to be created: Node and
+ * isolated-vm take ~200 ms to start there, which then overlap with whatever this process does
+ * meanwhile (an agent's provider loading its model) instead of following it.
+ */
+export function prestartSandboxProcess(): void {
+  liveChild();
+}
+
 /** The live child, started if there is none. */
 function liveChild(): Child {
   if (!current || current.dead !== null) current = new Child();
