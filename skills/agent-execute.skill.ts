@@ -28,7 +28,8 @@ export default async function agentExecute(ctx: Context, enabled: unknown) {
   } catch (err) {
     // The $agent phase sees a failed run too (its error on locals.error), then the error goes on up.
     target.locals.error = err;
-    await target.manager.next();
+    // The agent's error is the one the caller gets, whatever an entry after $agent throws.
+    await target.manager.next().catch(() => undefined);
     throw err;
   }
   // The $agent phase (SPEC §18): the entries after the agent — `session` — run now, with the

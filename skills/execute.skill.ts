@@ -16,7 +16,8 @@ export default async function execute(ctx: Context) {
     // The `agent` skill invoked directly (a sub-agent): the $agent phase sees its failure too.
     if (target.locals.agent !== undefined) {
       target.locals.error = err;
-      await target.manager.next();
+      // The agent's error is the one the caller gets, whatever an entry after $agent throws.
+      await target.manager.next().catch(() => undefined);
     }
     throw err;
   }
