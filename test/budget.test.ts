@@ -126,6 +126,30 @@ export default async function (ctx, args) {
     assert.equal((await invokeWithTrace(free, 'thrifty', {})).value, 'spent');
   });
 
+  test('sub-agents started by agent code spend from their caller’s budget', { timeout: 60_000 }, async (t) => {
+    // Each run reports 600 tokens; the outer one's code starts a sub-agent (its own run of the
+    // same provider) and returns what it said.
+    const provider = `export const frontmatter = { name: 'nester', description: 'A provider that spends 600 tokens and, at the top, starts a sub-agent from its code.', metadata: { visibility: 'hidden' } };
+export default async function (ctx, args) {
+  const sub = args.userMessage === 'sub';
+  await ctx.manager.invoke(args.hookRef, { type: 'turn-start', turnNumber: 1 });
+  await ctx.manager.invoke(args.hookRef, { type: 'usage', inputTokens: 500, outputTokens: 100, totalTokens: 600, turnNumber: 1 });
+  if (sub) return 'sub done';
+  return await ctx.manager.invoke(args.invokeRef, { code: "try { return await ctx.manager.invoke('agent', { prompt: 'p', userMessage: 'sub' }); } catch (e) { return 'sub failed: ' + e.message; }" });
+}
+`;
+    const skills = (tokens: number) => ({ outer: { 'allowed-tools': 'agent', model: { agent: 'nester', budget: { tokens } } } });
+    const shared = await agentRuntime(t, skills(1000), { files: { 'nester.skill.ts': provider } });
+    const over = await invokeWithTrace(shared, 'outer', {});
+    assert.equal(over.error?.code, 'E_AGENT_LIMIT');
+    assert.equal(over.error.message, "model.budget.tokens (1000) exhausted: the run's model calls used 1200 tokens (input + output)");
+    // With room for both, the same runs finish: each alone was always within 1000.
+    const roomy = await agentRuntime(t, skills(1200), { files: { 'nester.skill.ts': provider } });
+    const ok = await invokeWithTrace(roomy, 'outer', {});
+    assert.equal(ok.error, undefined, ok.error?.message);
+    assert.match(String(ok.value), /sub done/);
+  });
+
   test('the CLI: over budget exits 1 with the one line; usd without a price exits 2', { timeout: 60_000 }, async (t) => {
     const ws = headlessWorkspace();
     const srv = await serve(t, TWO_TURNS());

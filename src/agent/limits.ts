@@ -194,13 +194,21 @@ export class LimitCounter {
       }
     }
     if (price) this.spend.usd += costUsd({ inputTokens: input, outputTokens: output }, price);
-    if (!budget || this.exceeded) return;
-    if (budget.tokens !== undefined && this.spend.tokens > budget.tokens) {
-      throw this.#hit(`model.budget.tokens (${budget.tokens}) exhausted: the run's model calls used ${this.spend.tokens} tokens (input + output)`);
+    if (this.exceeded) return;
+    const over = this.#overBudget();
+    if (over) throw over;
+  }
+
+  /** The budget's E_AGENT_LIMIT when the spend (this run's and its sub-agents') is over it. */
+  #overBudget(): AgentAppsError | undefined {
+    const { budget } = this.#limits;
+    if (budget?.tokens !== undefined && this.spend.tokens > budget.tokens) {
+      return this.#hit(`model.budget.tokens (${budget.tokens}) exhausted: the run's model calls used ${this.spend.tokens} tokens (input + output)`);
     }
-    if (budget.usd !== undefined && this.spend.usd > budget.usd) {
-      throw this.#hit(`model.budget.usd ($${budget.usd}) exhausted: the run's model calls cost $${roundUsd(this.spend.usd)} at model.prices (or the default estimates)`);
+    if (budget?.usd !== undefined && this.spend.usd > budget.usd) {
+      return this.#hit(`model.budget.usd ($${budget.usd}) exhausted: the run's model calls cost $${roundUsd(this.spend.usd)} at model.prices (or the default estimates)`);
     }
+    return undefined;
   }
 
   /** An `invoke` call: counted, or refused once maxSteps are used (the model sees the refusal). */
@@ -215,6 +223,9 @@ export class LimitCounter {
   /** A turn-start: refused after the run hit a limit, or past maxTurns (a provider that went on regardless). */
   turnStart(): void {
     if (this.exceeded) throw this.exceeded;
+    // A sub-agent may have spent the rest of the budget: no further model call.
+    const over = this.#overBudget();
+    if (over) throw over;
     if (++this.#started > this.#limits.maxTurns) throw this.#turnsOut();
   }
 
@@ -232,7 +243,7 @@ export class LimitCounter {
 
   /** After the provider returned: the limit the run hit, if any — a provider that swallowed the error does not make it a success. */
   get hit(): AgentAppsError | undefined {
-    return this.exceeded ?? (this.#stepsOut ? this.#hit(`maxSteps (${this.#limits.maxSteps}) exhausted before '${this.#skill}' finished`) : undefined);
+    return this.exceeded ?? (this.#stepsOut ? this.#hit(`maxSteps (${this.#limits.maxSteps}) exhausted before '${this.#skill}' finished`) : this.#overBudget());
   }
 
   #turnsOut(): AgentAppsError {
