@@ -3,7 +3,7 @@
 // the `onLog` of the agent loop that is running (AsyncLocalStorage keeps concurrent loops apart).
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { configureLogging } from '@strands-agents/sdk';
+import { configureLogging } from './sdk.ts';
 
 export type StrandsLogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type StrandsLogSink = (level: StrandsLogLevel, message: string) => void;

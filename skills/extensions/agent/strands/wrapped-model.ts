@@ -1,7 +1,7 @@
 // A Strands model that wraps another: configuration, statefulness and token counting go to the
 // inner model; subclasses override `stream` (the recorder, the text-before-tool fix).
 
-import { Model } from '@strands-agents/sdk';
+import { Model } from './sdk.ts';
 import type { BaseModelConfig, CountTokensOptions, Message, ModelStreamEvent, StreamOptions } from '@strands-agents/sdk';
 
 export abstract class WrappedModel extends Model<BaseModelConfig> {
