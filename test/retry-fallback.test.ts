@@ -46,7 +46,7 @@ describe('retries of transient model errors', { concurrency: true }, () => {
     const [log] = logs(rt, { type: 'retry' });
     assert.equal(log!.level, 'warn');
     assert.equal(log!.tag, 'agent');
-    assert.match(String(log!.text), /^model call failed \(.*429.*\); retry 1 of 3 in 1000 ms \(Retry-After\)$/);
+    assert.match(String(log!.text), /^the model failed \(openai fake-model\): 429 slow down — retry 1 of 3 in 1000 ms \(the server's Retry-After\)$/);
     assert.equal((log as { delayMs?: unknown }).delayMs, 1000);
   });
 
@@ -65,7 +65,7 @@ describe('retries of transient model errors', { concurrency: true }, () => {
     const [ms] = run.trace.filter((e) => e.type === 'retry');
     assert.deepEqual([ms!.delayMs, ms!.retryAfterMs, ms!.status], [30, 30, 503]);
     assert.equal(run.error?.code, 'E_MODEL');
-    assert.match(run.error.message, /\(the server asked to wait 1[12]\d s \(Retry-After\), longer than the 60 s agent-apps waits\)$/);
+    assert.match(run.error.message, / — the server asked to wait 1[12]\d s \(Retry-After\), longer than the 60 s agent-apps waits$/);
   });
 
   test('500 four times with retries 3: exactly 4 requests, exponential delays, then E_MODEL saying how many attempts', { timeout: 60_000 }, async (t) => {
@@ -74,7 +74,7 @@ describe('retries of transient model errors', { concurrency: true }, () => {
     const run = await invokeWithTrace(rt, 'count', { text: 'a b c' });
     assert.equal(run.error?.code, 'E_MODEL');
     assert.match(run.error.message, /500/);
-    assert.match(run.error.message, /\(4 attempts on model \(model\.retries: 3\)\)$/);
+    assert.match(run.error.message, /: 500 overloaded — gave up after 4 attempts \(model\.retries: 3\)$/);
     assert.equal(srv.requests.length, 4, 'the fifth reply was never asked for');
     const retries = run.trace.filter((e) => e.type === 'retry');
     assert.deepEqual(retries.map((e) => [e.attempt, e.delayMs, e.retry]), [[2, 10, 1], [3, 20, 2], [4, 40, 3]]);
@@ -101,6 +101,10 @@ describe('retries of transient model errors', { concurrency: true }, () => {
     assert.deepEqual(run.value, { count: 4 });
     assert.equal(srv.requests.length, 3);
     assert.deepEqual(run.trace.filter((e) => e.type === 'retry').map((e) => [e.attempt, e.delayMs]), [[2, 5], [3, 10]]);
+    assert.deepEqual(run.trace.filter((e) => e.type === 'retry').map((e) => e.reason), [
+      `the connection to the model at ${srv.baseURL} was cut before the answer was complete`,
+      `the connection to the model at ${srv.baseURL} was cut before the answer was complete`,
+    ]);
     // The code of the cut response never ran: one tool call, from the third response.
     assert.equal(run.trace.filter((e) => e.type === 'tool-call').length, 1);
   });
@@ -119,7 +123,7 @@ describe('retries of transient model errors', { concurrency: true }, () => {
     const rt = await agentRuntime(t, {}, { overrides: openai(srv.baseURL) });
     const run = await invokeWithTrace(rt, 'count', { text: 'a' });
     assert.equal(run.error?.code, 'E_MODEL');
-    assert.match(run.error.message, /the server asked to wait 3600 s \(Retry-After\), longer than the 60 s agent-apps waits\)$/);
+    assert.match(run.error.message, / — the server asked to wait 3600 s \(Retry-After\), longer than the 60 s agent-apps waits$/);
     assert.equal(srv.requests.length, 1);
   });
 
@@ -153,7 +157,7 @@ describe('model.fallback', { concurrency: true }, () => {
     const retries = run.trace.filter((e) => e.type === 'retry');
     assert.deepEqual(retries.map((e) => [e.attempt, e.delayMs, e.fallback, e.modelId]), [[2, 5, undefined, undefined], [3, 0, 1, 'claude-test']]);
     const log = logs(rt, { type: 'retry' }).at(-1)!;
-    assert.match(String(log.text), /; falling back to model\.fallback\[0\] \(claude-test\)$/);
+    assert.match(String(log.text), /^the model failed \(openai fake-model\): 500 overloaded — falling back to model\.fallback\[0\] \(claude-test\)$/);
     // Usage is reported per model: the fallback's calls carry its model id.
     assert.deepEqual([...new Set(run.trace.filter((e) => e.type === 'usage').map((e) => e.modelId))], ['claude-test']);
   });
@@ -164,7 +168,7 @@ describe('model.fallback', { concurrency: true }, () => {
     const rt = await agentRuntime(t, {}, { overrides: openai(primary.baseURL, { retries: 0, fallback: [{ provider: 'openai', baseURL: backup.baseURL, modelId: 'backup-model', retries: 1 }] }) });
     const run = await invokeWithTrace(rt, 'count', { text: 'a' });
     assert.equal(run.error?.code, 'E_MODEL');
-    assert.match(run.error.message, /\(2 attempts on model\.fallback\[0\] \(model\.retries: 1\)\)$/);
+    assert.match(run.error.message, / — gave up on model\.fallback\[0\] after 2 attempts \(model\.retries: 1\)$/);
     assert.equal(primary.requests.length, 1);
     assert.equal(backup.requests.length, 2);
     assert.equal(backup.requests[0]!.body.model, 'backup-model');

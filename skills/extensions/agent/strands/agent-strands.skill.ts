@@ -71,8 +71,8 @@ export default async function agentStrands(ctx: Context, args: StrandsArgs): Pro
         level: 'warn',
         text:
           r.fallback !== undefined
-            ? `model call failed (${r.reason}); falling back to model.fallback[${r.fallback - 1}]${r.modelId ? ` (${r.modelId})` : ''}`
-            : `model call failed (${r.reason}); retry ${r.retry} of ${r.retries} in ${r.delayMs} ms${r.retryAfterMs !== undefined ? ' (Retry-After)' : ''}`,
+            ? `${r.reason} — falling back to model.fallback[${r.fallback - 1}]${r.modelId ? ` (${r.modelId})` : ''}`
+            : `${r.reason} — retry ${r.retry} of ${r.retries} in ${r.delayMs} ms${r.retryAfterMs !== undefined ? " (the server's Retry-After)" : ''}`,
         ...r,
       }),
     ...(hookRef ? { onHook: (event) => ctx.manager.invoke(hookRef, event) } : {}),

@@ -170,10 +170,11 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
       if (state.failures <= retries && (after === undefined || after <= MAX_RETRY_AFTER_MS)) {
         return { ...base, delayMs: after ?? backoffMs(state.failures, delay), ...(after !== undefined ? { retryAfterMs: after } : {}), retry: state.failures, retries };
       }
+      const on = info?.where && info.where !== 'model' ? ` on ${info.where}` : '';
       state.gaveUp =
         after !== undefined && after > MAX_RETRY_AFTER_MS
-          ? `the server asked to wait ${Math.round(after / 1000)} s (Retry-After), longer than the ${MAX_RETRY_AFTER_MS / 1000} s agent-apps waits`
-          : `${state.failures} attempt${state.failures === 1 ? '' : 's'} on ${info?.where ?? 'the model'} (model.retries: ${retries})`;
+          ? `the server asked${on} to wait ${Math.round(after / 1000)} s (Retry-After), longer than the ${MAX_RETRY_AFTER_MS / 1000} s agent-apps waits`
+          : `gave up${on} after ${state.failures} attempt${state.failures === 1 ? '' : 's'} (model.retries: ${retries})`;
     }
     if (ours || !chain?.advance()) return undefined;
     state.failures = 0;
@@ -392,7 +393,7 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
       if (state.stop) return finish(state.lastText);
       if (signal?.aborted) throw new AbortError(signal.reason);
       const explained = explainModelError(err, model);
-      if (state.gaveUp && explained.code === 'E_MODEL') explained.message += ` (${state.gaveUp})`;
+      if (state.gaveUp && explained.code === 'E_MODEL') explained.message += ` — ${state.gaveUp}`;
       throw explained;
     }
     if (state.stop) return finish(state.lastText);

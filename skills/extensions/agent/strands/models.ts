@@ -241,6 +241,12 @@ export function explainModelError(err: unknown, model: object): AgentAppsError {
     codes.some((c) => ['ECONNREFUSED', 'ENOTFOUND', 'ECONNRESET', 'EHOSTUNREACH', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'EAI_AGAIN'].includes(c));
   const timedOut = has('APIConnectionTimeoutError', 'TimeoutError') || codes.includes('ETIMEDOUT');
 
+  // The server closed the connection (a reset, or a stream cut off mid-answer): it was reached.
+  const cut = codes.some((c) => ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED'].includes(c)) || chain.some((e) => /^terminated$/i.test(String(e.message ?? '')));
+  if (cut && (info.provider === 'openai' || info.provider === 'anthropic')) {
+    const where = info.provider === 'openai' ? `the model at ${info.baseURL ?? 'https://api.openai.com/v1'}` : `the Anthropic API${info.baseURL ? ` at ${info.baseURL}` : ''}`;
+    return make(`the connection to ${where} was cut before the answer was complete`);
+  }
   if (has('MaxTokensError')) return make('the model stopped at its output token limit — raise model.maxTokens');
   if (has('ContextWindowOverflowError')) return make("the conversation no longer fits the model's context window — shorten the prompt or use a model with a larger window");
 
