@@ -43,3 +43,13 @@ export function agentFilter(ctx: Context): ((name: string, hidden: boolean) => b
   if (!policy) return undefined;
   return (name, hidden) => isCallable(name, hidden, policy).ok;
 }
+
+/**
+ * The provider behind `agent-acp` and `agent-kiro` (SPEC §20): any Agent Client Protocol agent as
+ * the agent's LLM loop. src/acp, and the ACP and MCP SDKs with it, load when a run uses it.
+ */
+export async function runAcpProvider(...args: Parameters<typeof import('../acp/provider.ts').runAcpProvider>): Promise<unknown> {
+  const { runAcpProvider: run } = await import('../acp/provider.ts');
+  return run(...args);
+}
+export type { AcpProviderArgs, AcpProviderOptions, CassetteEntry } from '../acp/provider.ts';

@@ -10,6 +10,7 @@ import { registerDebug } from './debug.ts';
 import { registerInit } from './init.ts';
 import { registerNew } from './new.ts';
 import { registerMcp } from './mcp.ts';
+import { registerAcp } from './acp.ts';
 import { registerInteractive } from './repl.ts';
 import { registerCompletion } from './completion.ts';
 import { registerValidate } from './validate.ts';
@@ -58,6 +59,7 @@ Exit codes: 0 ok, 1 the skill failed, 2 usage or configuration error, 3 refused 
   registerInit(program, io);
   registerNew(program, io);
   registerMcp(program, io);
+  registerAcp(program, io);
   registerInteractive(program, io);
   registerCompletion(program, io);
   registerValidate(program, io);

@@ -13,7 +13,8 @@ import http from 'node:http';
 import { classifyInboundRequest, createMcpHandler, isInitializeRequest } from '@modelcontextprotocol/server';
 import { NodeStreamableHTTPServerTransport, hostHeaderValidation, originValidation, toNodeHandler } from '@modelcontextprotocol/node';
 import { AgentAppsError } from '../core/errors.ts';
-import { createServer, serverFactory, type SkillHost } from './server.ts';
+import { createServer, type SkillHost } from './server.ts';
+import type { Server } from '@modelcontextprotocol/server';
 
 export interface HttpTarget {
   host: string;
@@ -53,9 +54,14 @@ export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
-export async function serveHttp(skills: SkillHost, opts: HttpOptions): Promise<HttpServing> {
+/**
+ * Serves `skills` (the workspace's skills, `mcp serve --http`) — or any server `skills` makes: the
+ * ACP provider serves its one `invoke` tool this way (src/acp/invoke-server.ts).
+ */
+export async function serveHttp(skills: SkillHost | (() => Server), opts: HttpOptions): Promise<HttpServing> {
   const onError = opts.onError ?? (() => {});
-  const modern = createMcpHandler(serverFactory(skills), { onerror: onError });
+  const make = typeof skills === 'function' ? skills : () => createServer(skills);
+  const modern = createMcpHandler(() => make(), { onerror: onError });
   const modernNode = toNodeHandler(modern, { onerror: onError });
   const sessions = new Map<string, { transport: NodeStreamableHTTPServerTransport; usedAt: number }>();
   const loopback = isLoopback(opts.host);
@@ -82,7 +88,7 @@ export async function serveHttp(skills: SkillHost, opts: HttpOptions): Promise<H
       transport.onclose = () => {
         if (transport.sessionId) sessions.delete(transport.sessionId);
       };
-      await createServer(skills).connect(transport);
+      await make().connect(transport);
       return transport.handleRequest(req, res, body);
     }
     // A 2025-era request outside any session: answered statelessly by a fresh instance.
