@@ -1,9 +1,10 @@
 // Emits dist/ with tsc (tsconfig.build.json) and stamps it, so bin/agent-apps.js knows whether
 // the build is current. Built-in skills stay TypeScript in skills/ and run by type stripping.
 // Bundles load faster than the modules they replace: the terminal UI (dist/tui/bundle.js), and in
-// dist/bundles/ the Strands agent loop without the clients a run may not need, and remark.
+// dist/bundles/ the Strands agent loop without the clients a run may not need, remark, and ajv.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -14,6 +15,7 @@ execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'
 await bundleTui();
 await bundleStrands();
 await bundleRemark();
+await bundleAjv();
 // The library's Markdown, parsed once here so that runs need not load gray-matter for it.
 const { parseMarkdown } = await import(new URL('../dist/loader/frontmatter.js', import.meta.url).href);
 const { contentHash } = await import(new URL('../dist/loader/library-cache.js', import.meta.url).href);
@@ -204,5 +206,45 @@ async function bundleRemark() {
     platform: 'node',
     target: 'node24',
     logLevel: 'warning',
+  });
+}
+
+/**
+ * ajv and ajv-formats in one file, dist/bundles/ajv.js, with draft-07's meta-schema check compiled
+ * ahead by ajv itself (its standalone code, with src/kernel/schema.ts's options): schema.ts would
+ * otherwise load ~70 modules and compile that check at the first schema of every run (~40 ms).
+ */
+async function bundleAjv() {
+  let esbuild;
+  try {
+    esbuild = await import('esbuild');
+  } catch {
+    return; // said once by bundleStrands
+  }
+  const require = createRequire(import.meta.url);
+  const { default: Ajv } = require('ajv');
+  const { default: addFormats } = require('ajv-formats');
+  const { default: standaloneCode } = require('ajv/dist/standalone');
+  const { AJV_OPTIONS } = await import(new URL('../dist/kernel/schema.js', import.meta.url).href);
+  const ajv = new Ajv({ ...AJV_OPTIONS, code: { source: true, esm: true } });
+  addFormats(ajv);
+  const draft07 = standaloneCode(ajv, ajv.getSchema('http://json-schema.org/draft-07/schema'));
+  await esbuild.build({
+    stdin: { contents: "export { default as Ajv } from 'ajv';\nexport { default as addFormats } from 'ajv-formats';\nexport { default as draft07 } from 'draft-07-check';\n", resolveDir: root, sourcefile: 'ajv.js', loader: 'js' },
+    outfile: path.join(root, 'dist', 'bundles', 'ajv.js'),
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node24',
+    logLevel: 'warning',
+    plugins: [
+      {
+        name: 'agent-apps-ajv',
+        setup(build) {
+          build.onResolve({ filter: /^draft-07-check$/ }, () => ({ path: 'draft-07-check', namespace: 'draft-07' }));
+          build.onLoad({ filter: /.*/, namespace: 'draft-07' }, () => ({ contents: draft07, resolveDir: root, loader: 'js' }));
+        },
+      },
+    ],
   });
 }

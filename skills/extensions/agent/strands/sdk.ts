@@ -25,11 +25,9 @@ interface Manifest {
   sdk: string;
 }
 
-/** The light bundle's URL when it was built from the SDK installed here, else undefined. */
-export function lightBundleUrl(): string | undefined {
+/** The light bundle's URL when the one in `dir` was built from the SDK installed here, else undefined. */
+export function lightBundleUrl(dir = new URL('../../../../dist/bundles/', import.meta.url)): string | undefined {
   if (process.env.AGENT_APPS_STRANDS_BUNDLE === '0') return undefined;
-  // skills/extensions/agent/strands/ → the package root's dist/.
-  const dir = new URL('../../../../dist/bundles/', import.meta.url);
   try {
     const manifest = JSON.parse(readFileSync(new URL('strands-sdk.json', dir), 'utf8')) as Manifest;
     // The SDK this process would load, and the one the bundle's imports reach: the same files,
