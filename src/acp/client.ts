@@ -62,6 +62,11 @@ export interface AcpRunOptions {
   ask?: AskPerson;
   /** After each turn (and when a run stops mid-turn): the cassette entries of the run so far. */
   onRecord?(entries: CassetteEntry[]): void;
+  /**
+   * Called once the agent process runs, with what ends the run from outside (the runtime closing:
+   * the CLI on SIGINT); returns what to call when the run ended by itself.
+   */
+  onShutdown?(end: () => Promise<void>): () => void;
 }
 
 export interface AcpRunResult {
@@ -88,10 +93,17 @@ export async function runAcpAgent(opts: AcpRunOptions): Promise<AcpRunResult> {
     (line) => opts.onLog('debug', line, { stream: 'stderr' }),
   );
   const run = new AcpRun(opts, acp, agentProcess, label);
+  const done = run.run().finally(() => run.close());
+  // The runtime closing mid-run (the CLI on SIGINT): the prompt is cancelled and the process ended
+  // before agent-apps exits, not killed with it.
+  const unregister = opts.onShutdown?.(async () => {
+    run.end('agent-apps is shutting down');
+    await done.catch(() => {});
+  });
   try {
-    return await run.run();
+    return await done;
   } finally {
-    await run.close();
+    unregister?.();
   }
 }
 
@@ -198,6 +210,11 @@ class AcpRun {
     } finally {
       o.signal.removeEventListener('abort', onAbort);
     }
+  }
+
+  /** Ends the run from outside: the prompt under way is cancelled. */
+  end(reason: string): void {
+    this.#interrupt.abort(new AbortError(reason));
   }
 
   /** Ends the session, the connection, the invoke server and the process, whatever happened. */

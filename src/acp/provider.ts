@@ -8,6 +8,8 @@ import { AbortError, ConfigurationError } from '../core/errors.ts';
 import type { Context, JsonObject } from '../core/types.ts';
 import type { AgentArgs } from '../agent/provider.ts';
 import { askDesk, notInteractive } from '../kernel/asking.ts';
+import { onClose } from '../runtime.ts';
+import type { Kernel } from '../kernel/orchestrator.ts';
 import type { AcpConfig, AcpRunOptions } from './client.ts';
 import type { CassetteEntry } from './turn.ts';
 
@@ -59,10 +61,31 @@ export async function runAcpProvider(ctx: Context, args: AcpProviderArgs, o: Acp
       return (await desk.ask({ kind: 'question', text: question, choices, tool: o.provider }, askSignal)).value;
     },
     ...(record && o.writeCassette ? { onRecord: (entries: CassetteEntry[]) => o.writeCassette!(record, entries) } : {}),
+    onShutdown: (end) => {
+      const runs = runsOf(ctx.globals.internals.kernel);
+      runs.add(end);
+      return () => runs.delete(end);
+    },
   };
   const { runAcpAgent } = await import('./client.ts');
   const out = await runAcpAgent(options);
   return out.stopped ? out.stopped.result : out.text;
+}
+
+/** The ACP runs under way in each runtime: `runtime.close()` ends them (one shutdown handler per runtime). */
+const running = new WeakMap<Kernel, Set<() => Promise<void>>>();
+
+function runsOf(kernel: Kernel): Set<() => Promise<void>> {
+  let runs = running.get(kernel);
+  if (!runs) {
+    const set = new Set<() => Promise<void>>();
+    runs = set;
+    running.set(kernel, set);
+    onClose(kernel, async () => {
+      await Promise.allSettled([...set].map((end) => end()));
+    });
+  }
+  return runs;
 }
 
 const DEFAULT_START_TIMEOUT_MS = 60_000;

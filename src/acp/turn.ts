@@ -52,7 +52,8 @@ export class PromptTurn {
 
   /** A tool call of the agent's own: recorded as a comment naming it (see above). */
   ownTool(label: string, kind?: string | null): Segment {
-    return this.invoke(`// agent-apps: here the ACP agent used its own tool ${oneLine(label)}${kind ? ` (${oneLine(kind)})` : ''}; a replay does not run it`);
+    const k = kind?.replace(/[^a-z_]/gi, '');
+    return this.invoke(`// agent-apps: here the ACP agent used its own tool ${oneLine(label)}${k ? ` (${k})` : ''}; a replay does not run it`);
   }
 
   /** The text (and reasoning) since the last tool call, which ends here. */
