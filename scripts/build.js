@@ -1,7 +1,8 @@
 // Emits dist/ with tsc (tsconfig.build.json) and stamps it, so bin/agent-apps.js knows whether
 // the build is current. Built-in skills stay TypeScript in skills/ and run by type stripping.
 // Bundles load faster than the modules they replace: the terminal UI (dist/tui/bundle.js), and in
-// dist/bundles/ the Strands agent loop without the clients a run may not need, remark, and ajv.
+// dist/bundles/ the Strands agent loop without the clients a run may not need, remark, ajv and
+// gray-matter.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -16,6 +17,7 @@ await bundleTui();
 await bundleStrands();
 await bundleRemark();
 await bundleAjv();
+await bundleGrayMatter();
 // The library's Markdown, parsed once here so that runs need not load gray-matter for it.
 const { parseMarkdown } = await import(new URL('../dist/loader/frontmatter.js', import.meta.url).href);
 const { contentHash } = await import(new URL('../dist/loader/library-cache.js', import.meta.url).href);
@@ -243,6 +245,42 @@ async function bundleAjv() {
         setup(build) {
           build.onResolve({ filter: /^draft-07-check$/ }, () => ({ path: 'draft-07-check', namespace: 'draft-07' }));
           build.onLoad({ filter: /.*/, namespace: 'draft-07' }, () => ({ contents: draft07, resolveDir: root, loader: 'js' }));
+        },
+      },
+    ],
+  });
+}
+
+/**
+ * gray-matter in one CommonJS file, dist/bundles/gray-matter.cjs, without js-yaml: the loader
+ * always hands gray-matter its YAML engine (the `yaml` package, src/loader/frontmatter.ts), but
+ * gray-matter requires js-yaml for its default one, and js-yaml requires esprima (~280 KB). ~2 ms
+ * instead of ~30 ms, on every run of a Markdown skill that was not parsed at build time.
+ */
+async function bundleGrayMatter() {
+  let esbuild;
+  try {
+    esbuild = await import('esbuild');
+  } catch {
+    return; // said once by bundleStrands
+  }
+  await esbuild.build({
+    stdin: { contents: "module.exports = require('gray-matter');\n", resolveDir: root, sourcefile: 'gray-matter.cjs', loader: 'js' },
+    outfile: path.join(root, 'dist', 'bundles', 'gray-matter.cjs'),
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node24',
+    logLevel: 'warning',
+    plugins: [
+      {
+        name: 'agent-apps-gray-matter',
+        setup(build) {
+          build.onResolve({ filter: /^js-yaml$/ }, () => ({ path: 'js-yaml', namespace: 'stub' }));
+          build.onLoad({ filter: /.*/, namespace: 'stub' }, () => ({
+            contents: "const none = () => { throw new Error('gray-matter: its js-yaml engine is not in dist/bundles/gray-matter.cjs; pass a yaml engine'); };\nmodule.exports = { safeLoad: none, safeDump: none };\n",
+            loader: 'js',
+          }));
         },
       },
     ],

@@ -1,6 +1,8 @@
 // Frontmatter → tool declaration (SPEC §3). Checked where it enters: a bad shape is a
 // configuration error naming the file (and YAML line), never a crash later on.
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { ConfigurationError } from '../core/errors.ts';
 import { isPlainObject } from '../core/path.ts';
 import type { Frontmatter, JsonObject, ToolDecl } from '../core/types.ts';
@@ -16,14 +18,16 @@ const MAX_ALIAS_COUNT = 100;
 /**
  * gray-matter with the `yaml` package as its engine, loaded on first use: together they cost
  * ~25 ms of start-up, and a run whose Markdown was parsed at build time (the library's, see
- * library-cache.ts) never needs them.
+ * library-cache.ts) never needs them. gray-matter comes from the build's bundle when built
+ * (without js-yaml and esprima, which it loads for a default engine never used here).
  */
 function loadMatter(): { parse: Matter; engine: object; yaml: Yaml } {
   if (!matter) {
     const require = createRequire(import.meta.url);
     const YAML = require('yaml') as Yaml;
+    const bundle = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../../dist/bundles/gray-matter.cjs' : '../bundles/gray-matter.cjs', import.meta.url));
     matter = {
-      parse: require('gray-matter') as Matter,
+      parse: require(existsSync(bundle) ? bundle : 'gray-matter') as Matter,
       engine: {
         parse: (source: string) => YAML.parse(source, { prettyErrors: true, maxAliasCount: MAX_ALIAS_COUNT }) as object,
         stringify: (data: object) => YAML.stringify(data),
