@@ -13,7 +13,7 @@ export { systemPrompt, userMessage } from './prompt.ts';
 export { providerError } from './provider.ts';
 export { AgentTrace } from './trace.ts';
 export { Returns } from './returns.ts';
-export { AgentCode } from './code.ts';
+export { AgentCode, prestartSandbox } from './code.ts';
 export { ApprovalState } from './approval.ts';
 export { createBridge, jsonSafe, scrub, subAgentConfig, subAgentWithin, DEFAULT_HOST_MB, type AgentPolicy } from './bridge.ts';
 export { realPath } from '../kernel/allowed-tools.ts';
