@@ -156,6 +156,16 @@ describe('agent-acp: an agent skill on an ACP agent', () => {
     await gone(fake);
   });
 
+  test('maxTurns stays the agent skill\'s: a second prompt past model.maxTurns 1 is E_AGENT_LIMIT (exit 1), and the agent is ended', async () => {
+    const ws = workspace();
+    const fake = fakeAgent({ prompts: [[{ invoke: 'return 1' }, { text: 'More to do.' }], [{ text: 'never asked' }]] });
+    const r = await cli(['run', 'count', '--text', 'a', '--set', 'model.maxTurns=1'], ws, { env: fake.env });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /E_AGENT_LIMIT.*1 model turn \(model\.maxTurns\)|1 model turn \(model\.maxTurns\).*E_AGENT_LIMIT/);
+    assert.equal(fake.log().filter((e) => e.event === 'prompt').length, 1);
+    await gone(fake);
+  });
+
   test('an agent that dies mid-prompt fails the run with E_MODEL and its last stderr line (exit 1)', async () => {
     const ws = workspace();
     const fake = fakeAgent({ prompts: [[{ text: 'Hmm.' }, { exit: 3, stderr: 'fake agent: out of credits' }]] });
@@ -188,8 +198,8 @@ describe('agent-acp: an agent skill on an ACP agent', () => {
     assert.deepEqual(refused.log().find((e) => e.event === 'permission')!.outcome, 'reject');
     const denied = lines(r.stdout).find((l) => l.type === 'denied')!;
     assert.equal(denied.tool, 'Write notes.txt');
-    assert.match(denied.reason, /need a person's approval: run in a terminal, or set model\.acp\.allowAgentTools: true/);
-    assert.match(r.stderr, /refused the ACP agent's own tool Write notes\.txt/);
+    assert.equal(denied.reason, "the ACP agent's own tool needs a person's approval: run in a terminal, or set model.acp.allowAgentTools: true");
+    assert.match(r.stderr, /warn Write notes\.txt: refused: the ACP agent's own tool needs a person's approval/);
 
     const strict = await cli(['--fail-on-denial', 'run', 'count', '--text', 'a'], ws, { env: fakeAgent(script).env });
     assert.equal(strict.code, 1);

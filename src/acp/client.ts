@@ -80,6 +80,8 @@ export interface AcpRunResult {
 
 type Answer = { stop?: boolean; result?: unknown; continue?: boolean; message?: unknown; deny?: unknown };
 
+const NEEDS_PERSON = "the ACP agent's own tool needs a person's approval: run in a terminal, or set model.acp.allowAgentTools: true";
+
 /** How long a cancelled prompt may take to come back before the process is ended regardless. */
 const CANCEL_GRACE_MS = 3000;
 
@@ -475,12 +477,14 @@ class AcpRun {
     const args = call.rawInput ?? known?.args ?? {};
     const decide = (decision: 'allow' | 'allow-run' | 'deny' | 'refused', by: string, reason?: string) => {
       const allowed = decision === 'allow' || decision === 'allow-run';
-      this.#o.onLog(allowed ? 'info' : 'warn', `${allowed ? 'allowed' : decision === 'deny' ? 'denied' : 'refused'} the ACP agent's own tool ${tool}${reason ? `: ${reason}` : ''}`, { type: 'approval', tool, decision, by, ...(reason ? { reason } : {}) });
+      // The console shows `LEVEL TOOL: TEXT`: the tool is the agent's, the text says the rest.
+      const verb = allowed ? 'allowed' : decision === 'deny' ? 'denied' : 'refused';
+      this.#o.onLog(allowed ? 'info' : 'warn', `${verb}${reason ? `: ${reason}` : ` (the ACP agent's own tool)`}`, { type: 'approval', tool, decision, by, ...(reason ? { reason } : {}) });
       void this.#hook({ type: 'approval', tool, decision, by, ...(reason ? { reason } : {}) });
       if (!allowed) void this.#hook({ type: 'denied', tool, code: decision === 'deny' ? 'E_DENIED' : 'E_ALLOWED_TOOLS', reason: reason ?? decision });
     };
     if (this.#o.acp.allowAgentTools) {
-      decide('allow', 'config', 'model.acp.allowAgentTools');
+      decide('allow', 'config', "the ACP agent's own tool, by model.acp.allowAgentTools");
       return allow();
     }
     const key = `${call.kind ?? ''}\0${tool}`;
@@ -489,7 +493,7 @@ class AcpRun {
       return allow();
     }
     if (!this.#o.ask) {
-      decide('refused', 'no-person', "the ACP agent's own tools need a person's approval: run in a terminal, or set model.acp.allowAgentTools: true");
+      decide('refused', 'no-person', NEEDS_PERSON);
       return reject();
     }
     const question = `The ACP agent '${this.#label}' asks to use its own tool: ${call.title ?? tool}${call.kind ? ` (${call.kind})` : ''}. Allow it?`;
@@ -504,7 +508,7 @@ class AcpRun {
       answer = await this.#o.ask(question, choices, both);
     } catch (err) {
       if ((err as { code?: unknown }).code === 'E_NOT_INTERACTIVE') {
-        decide('refused', 'no-person', "the ACP agent's own tools need a person's approval: run in a terminal, or set model.acp.allowAgentTools: true");
+        decide('refused', 'no-person', NEEDS_PERSON);
         return reject();
       }
       decide('refused', 'abort', (err as Error).message);
@@ -515,7 +519,7 @@ class AcpRun {
       decide(answer, 'person');
       return allow();
     }
-    decide('deny', 'person', 'the person running agent-apps denied it');
+    decide('deny', 'person', "the person running agent-apps denied the ACP agent's own tool");
     return reject();
   }
 }
