@@ -37,6 +37,8 @@ interface Session {
   runtime: Runtime;
   /** The prompt under way: aborting it cancels the run. */
   running?: AbortController;
+  /** Settles when the prompt under way has answered. */
+  answered?: Promise<unknown>;
   /** session/update notifications go out in order; a prompt's answer waits for them. */
   updates: Promise<unknown>;
 }
@@ -121,8 +123,10 @@ export async function serveAcp(opts: AcpServeOptions, g: GlobalOptions, io: CliI
       session.running = running;
       // A run awaiting something with no timer behind it must not let Node exit mid-run.
       const keepAlive = setInterval(() => {}, 1 << 30);
+      const invocation = session.runtime.invoke(skill, { message }, { context: { signal: running.signal } });
+      session.answered = invocation.catch(() => {});
       try {
-        const value = await session.runtime.invoke(skill, { message }, { context: { signal: running.signal } });
+        const value = await invocation;
         const text = formatResult(value, false);
         if (text) send(session, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } });
         await session.updates;
@@ -164,7 +168,7 @@ export async function serveAcp(opts: AcpServeOptions, g: GlobalOptions, io: CliI
     // The client went (or a signal came): runs under way are aborted and get a moment to unwind.
     const all = [...sessions.values()];
     for (const s of all) s.running?.abort(new AbortError('the ACP connection closed'));
-    await Promise.race([Promise.allSettled(all.map((s) => s.updates)), new Promise((resolve) => setTimeout(resolve, DRAIN_MS).unref())]);
+    await Promise.race([Promise.allSettled(all.flatMap((s) => [s.updates, s.answered])), new Promise((resolve) => setTimeout(resolve, DRAIN_MS).unref())]);
     await Promise.allSettled(all.map((s) => s.runtime.close()));
     stdout.write = original;
   }
