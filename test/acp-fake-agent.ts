@@ -34,6 +34,8 @@ export interface Script {
   exitOn?: 'initialize' | 'session/new';
   /** Answer session/new with an error: authentication required. */
   authRequired?: boolean;
+  /** Never answer this request. */
+  hangOn?: 'initialize';
   prompts: Step[][];
 }
 
@@ -55,6 +57,7 @@ const app = acp
   .onRequest(acp.methods.agent.initialize, ({ params }) => {
     log({ event: 'initialize', params });
     if (script.exitOn === 'initialize') die(4, 'fake agent: giving up at initialize');
+    if (script.hangOn === 'initialize') return new Promise<never>(() => {});
     return {
       protocolVersion: script.protocolVersion ?? acp.PROTOCOL_VERSION,
       agentCapabilities: { mcpCapabilities: { http: script.http !== false, sse: false } },

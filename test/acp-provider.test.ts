@@ -166,6 +166,24 @@ describe('agent-acp: an agent skill on an ACP agent', () => {
     await gone(fake);
   });
 
+  test('an agent that needs a login first: E_CONFIG saying so (exit 2)', async () => {
+    const ws = workspace();
+    const fake = fakeAgent({ authRequired: true, prompts: [] });
+    const r = await cli(['run', 'count', '--text', 'a'], ws, { env: fake.env });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /^error \[E_CONFIG\]: the ACP agent '.*' needs you to log in first \(session\/new: .*\) — it offers: fake login; log in with the agent's own command \(for Kiro: kiro-cli login\)\n$/);
+    await gone(fake);
+  });
+
+  test('an agent that never answers initialize fails after model.acp.startTimeoutMs (E_MODEL, exit 1), and is ended', async () => {
+    const ws = workspace();
+    const fake = fakeAgent({ hangOn: 'initialize', prompts: [] });
+    const r = await cli(['run', 'count', '--text', 'a', '--set', 'model.acp.startTimeoutMs=300'], ws, { env: fake.env });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /did not answer initialize within 300 ms \(model\.acp\.startTimeoutMs\)/);
+    await gone(fake);
+  });
+
   test('an agent that dies mid-prompt fails the run with E_MODEL and its last stderr line (exit 1)', async () => {
     const ws = workspace();
     const fake = fakeAgent({ prompts: [[{ text: 'Hmm.' }, { exit: 3, stderr: 'fake agent: out of credits' }]] });

@@ -193,8 +193,12 @@ class AcpRun {
         this.#throwIfFatal();
         this.#recordTurn(turn);
         if (this.#stop) return this.#finish(turns);
-        if (response === 'interrupted') this.#throwIfEnded();
-        if (response === 'interrupted' || response.stopReason === 'cancelled') throw new AbortError(o.signal.reason ?? 'the ACP agent cancelled the prompt');
+        if (response === 'interrupted') {
+          this.#throwIfEnded();
+          const why: unknown = this.#interrupt.signal.reason;
+          throw why instanceof AbortError ? why : new AbortError(why);
+        }
+        if (response.stopReason === 'cancelled') throw new AbortError('the ACP agent cancelled the prompt (stopReason: cancelled)');
         if (response.stopReason === 'refusal') throw new AgentAppsError('E_MODEL', `the ACP agent '${this.#label}' refused to go on (stopReason: refusal)`);
         this.#closeSegment(turn);
         await this.#queue;
@@ -297,7 +301,7 @@ class AcpRun {
     const err = e as { code?: unknown; message?: unknown };
     const message = typeof err?.message === 'string' ? err.message : String(e);
     // -32000: authentication required (ACP). Logging in is the agent's own business.
-    if (err?.code === -32000 || /auth/i.test(message)) {
+    if (err?.code === -32000) {
       const methods = (init?.authMethods ?? []).map((m) => m.name).filter(Boolean);
       return new ConfigurationError(`the ACP agent '${this.#label}' needs you to log in first (${method}: ${message})${methods.length ? ` — it offers: ${methods.join(', ')}` : ''}; log in with the agent's own command (for Kiro: kiro-cli login)`, { cause: e });
     }
