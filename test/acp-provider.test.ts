@@ -156,6 +156,19 @@ describe('agent-acp: an agent skill on an ACP agent', () => {
     await gone(fake);
   });
 
+  test('a long run (a dozen prompts, each with a tool call): one agent process and one session throughout, nothing on stderr', async () => {
+    const ws = workspace();
+    const prompts = [...Array.from({ length: 12 }, (_, i) => [{ text: `Step ${i + 1}.` }, { invoke: `return ${i + 1};` }]), [{ text: 'Done.' }]];
+    const fake = fakeAgent({ prompts });
+    const r = await cli(['run', 'count', '--text', 'a', '--set', 'model.maxTurns=20'], ws, { env: fake.env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'Done.\n');
+    assert.equal(r.stderr, '');
+    assert.equal(fake.log().filter((e) => e.event === 'prompt').length, 13);
+    assert.equal(fake.log().filter((e) => e.event === 'start').length, 1);
+    assert.equal(fake.log().filter((e) => e.event === 'session/new').length, 1);
+  });
+
   test('maxTurns stays the agent skill\'s: a second prompt past model.maxTurns 1 is E_AGENT_LIMIT (exit 1), and the agent is ended', async () => {
     const ws = workspace();
     const fake = fakeAgent({ prompts: [[{ invoke: 'return 1' }, { text: 'More to do.' }], [{ text: 'never asked' }]] });

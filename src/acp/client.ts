@@ -246,11 +246,15 @@ class AcpRun {
   async #prompt(input: Acp.ContentBlock[]): Promise<Acp.PromptResponse | 'interrupted'> {
     const agent = this.#connection!.agent;
     const prompting = agent.request(this.#acp.methods.agent.session.prompt, { sessionId: this.#sessionId!, prompt: input });
+    const signal = this.#interrupt.signal;
+    let onInterrupt = () => {};
     const interrupted = new Promise<'interrupted'>((resolve) => {
-      if (this.#interrupt.signal.aborted) resolve('interrupted');
-      else this.#interrupt.signal.addEventListener('abort', () => resolve('interrupted'), { once: true });
+      onInterrupt = () => resolve('interrupted');
+      if (signal.aborted) onInterrupt();
+      else signal.addEventListener('abort', onInterrupt, { once: true });
     });
-    const outcome = await Promise.race([prompting.then((r) => ({ r }), (e: unknown) => ({ e })), interrupted, this.#died()]);
+    // One listener per prompt, removed with it: a long run must not pile them up.
+    const outcome = await Promise.race([prompting.then((r) => ({ r }), (e: unknown) => ({ e })), interrupted, this.#died()]).finally(() => signal.removeEventListener('abort', onInterrupt));
     if (outcome === 'interrupted') {
       await agent.notify(this.#acp.methods.agent.session.cancel, { sessionId: this.#sessionId! }).catch(() => {});
       await within(prompting.catch(() => undefined), CANCEL_GRACE_MS);
@@ -270,15 +274,18 @@ class AcpRun {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new AgentAppsError('E_MODEL', `the ACP agent '${this.#label}' did not answer ${method} within ${ms} ms (model.acp.startTimeoutMs)`)), ms);
     });
+    const signal = this.#o.signal;
+    let fail = () => {};
     const aborted = new Promise<never>((_, reject) => {
-      const fail = () => reject(new AbortError(this.#o.signal.reason));
-      if (this.#o.signal.aborted) fail();
-      else this.#o.signal.addEventListener('abort', fail, { once: true });
+      fail = () => reject(new AbortError(signal.reason));
+      if (signal.aborted) fail();
+      else signal.addEventListener('abort', fail, { once: true });
     });
     try {
       return await Promise.race([request.catch(async (e: unknown) => Promise.reject(await this.#requestFailure(method, e, init))), timeout, aborted, this.#died()]);
     } finally {
       clearTimeout(timer);
+      signal.removeEventListener('abort', fail);
     }
   }
 
