@@ -26,7 +26,7 @@ Zed (settings.json):
 Examples:
   $ agent-apps acp                            run the workspace's main for each prompt
   $ agent-apps acp --skill summarize          run 'summarize' instead
-  $ agent-apps acp --set model.provider=replay --log-level info
+  $ agent-apps --set model.provider=replay acp   every agent replays its cassette (offline)
 
 Exit codes: 0 when the client closed stdin, 2 usage error, 130 SIGINT, 143 SIGTERM.`,
     )
