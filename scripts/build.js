@@ -1,8 +1,8 @@
 // Emits dist/ with tsc (tsconfig.build.json) and stamps it, so bin/agent-apps.js knows whether
 // the build is current. Built-in skills stay TypeScript in skills/ and run by type stripping.
 // Bundles load faster than the modules they replace: the terminal UI (dist/tui/bundle.js), and in
-// dist/bundles/ the Strands agent loop without the clients a run may not need, remark, ajv and
-// gray-matter.
+// dist/bundles/ the Strands agent loop without the clients a run may not need, remark, ajv,
+// gray-matter and yaml.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -18,6 +18,7 @@ await bundleStrands();
 await bundleRemark();
 await bundleAjv();
 await bundleGrayMatter();
+await bundleYaml();
 // The library's Markdown, parsed once here so that runs need not load gray-matter for it.
 const { parseMarkdown } = await import(new URL('../dist/loader/frontmatter.js', import.meta.url).href);
 const { contentHash } = await import(new URL('../dist/loader/library-cache.js', import.meta.url).href);
@@ -284,5 +285,27 @@ async function bundleGrayMatter() {
         },
       },
     ],
+  });
+}
+
+/**
+ * The `yaml` package in one CommonJS file, dist/bundles/yaml.cjs, which src/core/yaml.ts (and the
+ * Strands provider's copy of it) require: ~5 ms instead of ~30 ms for its ~70 modules.
+ */
+async function bundleYaml() {
+  let esbuild;
+  try {
+    esbuild = await import('esbuild');
+  } catch {
+    return; // said once by bundleStrands
+  }
+  await esbuild.build({
+    stdin: { contents: "module.exports = require('yaml');\n", resolveDir: root, sourcefile: 'yaml.cjs', loader: 'js' },
+    outfile: path.join(root, 'dist', 'bundles', 'yaml.cjs'),
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node24',
+    logLevel: 'warning',
   });
 }

@@ -19,7 +19,7 @@ import { SDK_NAMES } from '../skills/extensions/agent/strands/sdk-names.ts';
 
 const BUNDLES = path.join(REPO, 'dist', 'bundles');
 const BIN = path.join(REPO, 'bin', 'agent-apps.js');
-const notBuilt = !['strands-sdk.json', 'remark.js', 'ajv.js', 'gray-matter.cjs'].every((f) => fs.existsSync(path.join(BUNDLES, f))) && 'dist/bundles is not built (npm run build)';
+const notBuilt = !['strands-sdk.json', 'remark.js', 'ajv.js', 'gray-matter.cjs', 'yaml.cjs'].every((f) => fs.existsSync(path.join(BUNDLES, f))) && 'dist/bundles is not built (npm run build)';
 
 /** A module that records every module URL the process loads (resolving is not loading), written to $LOADED_LOG at exit. */
 function loadedHook(dir: string): string {
@@ -89,7 +89,7 @@ describe('the Strands light bundle (dist/bundles/strands-sdk.js)', { skip: notBu
     }
   });
 
-  test('a replayed agent run loads neither the SDK’s index nor Bedrock, MCP or zod; remark, ajv and gray-matter come from their bundles', (t) => {
+  test('a replayed agent run loads neither the SDK’s index nor Bedrock, MCP or zod; remark, ajv, gray-matter and yaml come from their bundles', (t) => {
     const dir = tempDir(t);
     const hook = loadedHook(dir);
     const ws = path.join(dir, 'ws');
@@ -100,7 +100,7 @@ describe('the Strands light bundle (dist/bundles/strands-sdk.js)', { skip: notBu
     assert.ok(r.loaded.some((u) => u.endsWith('/dist/bundles/strands-sdk.js')), 'the hook saw the bundle load');
     assert.deepEqual(r.loaded.filter((u) => SDK_INDEX.test(u) || HEAVY.test(u)), []);
     assert.ok(r.loaded.some((u) => u.endsWith('/dist/bundles/remark.js')) && r.loaded.some((u) => u.endsWith('/dist/bundles/ajv.js')));
-    assert.deepEqual(r.loaded.filter((u) => /node_modules\/(remark|micromark|ajv|gray-matter|js-yaml|esprima)\//.test(u)), []);
+    assert.deepEqual(r.loaded.filter((u) => /node_modules\/(remark|micromark|ajv|gray-matter|js-yaml|esprima|yaml)\//.test(u)), []);
 
     // The same run on the whole SDK: same answer.
     const full = tracedRun(ws, hook, ['run', 'hello', '--name', 'Ada'], { AGENT_APPS_STRANDS_BUNDLE: '0' });

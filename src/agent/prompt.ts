@@ -1,13 +1,10 @@
 // What the model is given (SPEC §11): the system prompt is the skill's expanded prompt plus the
 // tool documentation; the user message is the invocation's args as YAML under a one-line
 // instruction (or the `message` arg where the params declare one).
-import { createRequire } from 'node:module';
 import type { JsonObject } from '../core/types.ts';
+import { yaml } from '../core/yaml.ts';
 import { listFolder } from '../loader/read.ts';
 import type { ToolDoc, VisibleTools } from './visible-tools.ts';
-
-// yaml is loaded when first needed, not at start-up.
-const yaml = (): typeof import('yaml') => createRequire(import.meta.url)('yaml') as typeof import('yaml');
 
 export function systemPrompt(skillPrompt: string, visible: VisibleTools, opts: { returns?: JsonObject; middlewareMode?: boolean; maxSteps?: number; skillDir?: string }): string {
   const parts: string[] = [skillPrompt.trim()];

@@ -1,7 +1,7 @@
 // `agent-apps describe <skill>` (SPEC §12): declaration, origin, resolved cascade, ordered chain.
 import type { Command } from 'commander';
-import { createRequire } from 'node:module';
 import { createRuntime } from '../runtime.ts';
+import { yaml } from '../core/yaml.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import { diagnosticText } from '../loader/agent-skills.ts';
 import { painter } from './output.ts';
@@ -9,9 +9,6 @@ import { trustOf, type Trust } from '../agent/approval.ts';
 import { shortOrigin } from './list.ts';
 import { globalsOf, runtimeOptions } from './runtime-options.ts';
 import type { CliIO } from './io.ts';
-
-// yaml is loaded when first needed, not at start-up.
-const yaml = (): typeof import('yaml') => createRequire(import.meta.url)('yaml') as typeof import('yaml');
 
 export function registerDescribe(program: Command, io: CliIO): void {
   program

@@ -1,12 +1,9 @@
 // `--set KEY.PATH=VALUE` (SPEC §12): VALUE parsed as YAML, landing in the cascade's CLI level.
-import { createRequire } from 'node:module';
 import { AgentAppsError } from '../core/errors.ts';
 import { isPlainObject, setPath } from '../core/path.ts';
 import type { JsonObject } from '../core/types.ts';
+import { yaml } from '../core/yaml.ts';
 import { findUnsafeKey, UNSAFE_KEYS } from './unsafe-keys.ts';
-
-// yaml is loaded when first needed, not at start-up.
-const yaml = (): typeof import('yaml') => createRequire(import.meta.url)('yaml') as typeof import('yaml');
 
 export function parseOverrides(items: string[]): JsonObject {
   const out: JsonObject = {};

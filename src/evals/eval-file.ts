@@ -4,7 +4,8 @@
 // (file:line:col), all of them at once, never a stack trace.
 import fs from 'node:fs';
 import path from 'node:path';
-import { LineCounter, parseDocument, isMap, isNode, isPair, isScalar, type Document, type Node } from 'yaml';
+import type { Document, Node } from 'yaml';
+import { yaml } from '../core/yaml.ts';
 import { check, validator } from '../kernel/schema.ts';
 import type { SchemaError } from '../core/errors.ts';
 import type { JsonObject } from '../core/types.ts';
@@ -113,6 +114,7 @@ export async function loadEvalFile(file: string): Promise<{ file: EvalFile } | {
   } catch (err) {
     return { problems: [{ file, line: 1, column: 1, message: `cannot read the file: ${(err as Error).message}` }] };
   }
+  const { LineCounter, parseDocument } = yaml();
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
   const at = (offset: number | undefined): Place => {
@@ -243,6 +245,7 @@ function pointer(instancePath: string): (string | number)[] {
 
 /** The source offset of the node at `segments` (or of its key `key`), else of its nearest ancestor. */
 function offsetOf(doc: Document, segments: (string | number)[], key?: string): number {
+  const { isMap, isPair, isScalar } = yaml();
   let node: unknown = doc.contents;
   let offset = rangeStart(node) ?? 0;
   for (const seg of segments) {
@@ -261,6 +264,10 @@ function offsetOf(doc: Document, segments: (string | number)[], key?: string): n
 
 function rangeStart(node: unknown): number | undefined {
   return isNode(node) && node.range ? node.range[0] : undefined;
+}
+
+function isNode(node: unknown): node is Node {
+  return yaml().isNode(node);
 }
 
 function inOrder(problems: EvalProblem[]): EvalProblem[] {

@@ -1,7 +1,7 @@
 // What `agent-apps test` prints (SPEC §18): a line per case and the summary line
 // `N passed, N failed` for people (and CI logs, which read that line), or one report for
 // machines — JUnit XML (CI test tabs), TAP 13, or JSON.
-import YAML from 'yaml';
+import { yaml } from '../core/yaml.ts';
 import type { CaseResult } from './run.ts';
 
 export type ReporterName = 'text' | 'junit' | 'json' | 'tap';
@@ -65,7 +65,7 @@ function tap(results: readonly CaseResult[], info: ReportInfo): string {
       Object.assign(block, { message: r.reason, severity: 'fail', file: info.shown(r.file), line: r.line, skill: r.skill });
       if (r.error) block.error = r.error;
     }
-    out += '  ---\n' + YAML.stringify(block, { lineWidth: 0 }).replace(/^(?=.)/gm, '  ') + '  ...\n';
+    out += '  ---\n' + yaml().stringify(block, { lineWidth: 0 }).replace(/^(?=.)/gm, '  ') + '  ...\n';
   });
   return out;
 }

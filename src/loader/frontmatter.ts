@@ -6,10 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { ConfigurationError } from '../core/errors.ts';
 import { isPlainObject } from '../core/path.ts';
 import type { Frontmatter, JsonObject, ToolDecl } from '../core/types.ts';
+import { yaml, type Yaml } from '../core/yaml.ts';
 import { nameProblem } from './names.ts';
 
 type Matter = (text: string, options: object) => { data: unknown; content: string };
-type Yaml = typeof import('yaml');
 let matter: { parse: Matter; engine: object; yaml: Yaml } | undefined;
 
 /** YAML aliases a frontmatter may expand (the `yaml` package's guard against alias bombs). */
@@ -24,7 +24,7 @@ const MAX_ALIAS_COUNT = 100;
 function loadMatter(): { parse: Matter; engine: object; yaml: Yaml } {
   if (!matter) {
     const require = createRequire(import.meta.url);
-    const YAML = require('yaml') as Yaml;
+    const YAML = yaml();
     const bundle = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../../dist/bundles/gray-matter.cjs' : '../bundles/gray-matter.cjs', import.meta.url));
     matter = {
       parse: require(existsSync(bundle) ? bundle : 'gray-matter') as Matter,

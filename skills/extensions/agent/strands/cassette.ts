@@ -3,9 +3,9 @@
 // so reading or writing a cassette stays cheap.
 
 import { readFile } from 'node:fs/promises';
-import { Document, parseDocument } from 'yaml';
 import { ConfigurationError } from 'agent-apps';
 import type { RecordedRequest } from './request.ts';
+import { yaml } from './yaml.ts';
 
 export interface CassetteTurn {
   /** Assistant text of this model response. */
@@ -30,7 +30,7 @@ export interface Cassette {
 
 /** Parses and checks cassette YAML; `file` names the source in errors. */
 export function parseCassette(source: string, file = 'cassette'): Cassette {
-  const doc = parseDocument(source);
+  const doc = yaml().parseDocument(source);
   if (doc.errors.length > 0) {
     const err = doc.errors[0]!;
     const line = err.linePos?.[0]?.line;
@@ -93,7 +93,7 @@ export function stringifyCassette(cassette: Cassette): string {
     }
     return o;
   });
-  const doc = new Document({ turns });
+  const doc = new (yaml().Document)({ turns });
   if (turns.some((t) => t.request)) doc.commentBefore = RECORDED_HEADER;
   return doc.toString({ lineWidth: 0, blockQuote: 'literal' });
 }
