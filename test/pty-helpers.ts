@@ -55,7 +55,7 @@ export interface Term {
   idle(quietMs?: number): Promise<void>;
   /** Waits until the screen matches; fails with the screen in the message. */
   waitFor(match: string | RegExp, timeoutMs?: number): Promise<void>;
-  /** Resolves with the exit code (and signal) when the child ends. */
+  /** Resolves with the exit code (and signal) when the child ends and the screen shows all it wrote. */
   exited: Promise<{ exitCode: number; signal?: number }>;
   kill(): void;
 }
@@ -86,9 +86,16 @@ export function spawnPty(t: TestContext, args: string[], o: PtyOptions): Term {
     raw += d;
     term.write(d);
   });
-  const exited = new Promise<{ exitCode: number; signal?: number }>((resolve) => child.onExit((e) => resolve(e)));
   let done = false;
-  void exited.then(() => (done = true));
+  // node-pty reports the exit once the PTY is closed, after its last data; but xterm parses what
+  // it is given later (a timer): `exited` resolves once the screen shows everything the child
+  // wrote, so a test reading the screen after the exit sees the last frame, not one before it.
+  const exited = new Promise<{ exitCode: number; signal?: number }>((resolve) =>
+    child.onExit((e) => {
+      done = true;
+      term.write('', () => resolve(e));
+    }),
+  );
   const kill = () => {
     if (!done) {
       try {

@@ -176,6 +176,9 @@ test('approval gate answered deny with a reason: the model’s next turn sees th
   assert.match(tm.stdout(), /^refused: .*denied the call of 'shell': not on Fridays/);
   assert.match(tm.text(), /→ shell \{"command":"echo gated"\} ✗ \[E_DENIED\]/);
   assert.match(tm.text(), /── gated · turn 2/);
+  // The last frame: the live part became the summary line.
+  assert.match(tm.text(), /── gated · 2 turns · [\d,]+ tokens/);
+  assert.doesNotMatch(tm.text(), / · thinking$/m);
 });
 
 test('Ctrl-C at a gate aborts the run: exit 130', async (t) => {
