@@ -7,9 +7,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { benchRunner, runIfMain } from './runner.js';
 
-const NAMES = ['cli.agent'];
 const RUNS = 10;
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -44,20 +44,6 @@ function cliAgent() {
   }
 }
 
-const BENCHES = { 'cli.agent': cliAgent };
+export const run = benchRunner({ 'cli.agent': cliAgent });
 
-/** Runs those of `names` that are agent CLI benchmarks (all when `names` is empty); prints and returns the records. */
-export async function run(names = []) {
-  const wanted = names.length ? NAMES.filter((n) => names.includes(n)) : NAMES;
-  const records = [];
-  for (const name of wanted) {
-    const rec = await BENCHES[name]();
-    console.log(JSON.stringify(rec));
-    records.push(rec);
-  }
-  return records;
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await run(process.argv.slice(2));
-}
+await runIfMain(import.meta.url, run);

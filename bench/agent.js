@@ -8,11 +8,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { createRuntime } from '../src/index.ts';
+import { benchRunner, runIfMain } from './runner.js';
 
-const NAMES = ['agent.turn'];
 const TURNS = 20;
 const RUNS = 15;
 const WARMUP = 3;
@@ -82,20 +82,6 @@ async function agentTurn() {
   }
 }
 
-const BENCHES = { 'agent.turn': agentTurn };
+export const run = benchRunner({ 'agent.turn': agentTurn });
 
-/** Runs those of `names` that are agent benchmarks (all when `names` is empty); prints and returns the records. */
-export async function run(names = []) {
-  const wanted = names.length ? NAMES.filter((n) => names.includes(n)) : NAMES;
-  const records = [];
-  for (const name of wanted) {
-    const rec = await BENCHES[name]();
-    console.log(JSON.stringify(rec));
-    records.push(rec);
-  }
-  return records;
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await run(process.argv.slice(2));
-}
+await runIfMain(import.meta.url, run);

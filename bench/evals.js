@@ -7,9 +7,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { benchRunner, runIfMain } from './runner.js';
 
-const NAMES = ['cli.test50'];
 const CASES = 50;
 const RUNS = 5;
 
@@ -81,20 +81,6 @@ async function cliTest50() {
   }
 }
 
-const BENCHES = { 'cli.test50': cliTest50 };
+export const run = benchRunner({ 'cli.test50': cliTest50 });
 
-/** Runs those of `names` that are evals benchmarks (all when `names` is empty); prints and returns the records. */
-export async function run(names = []) {
-  const wanted = names.length ? NAMES.filter((n) => names.includes(n)) : NAMES;
-  const records = [];
-  for (const name of wanted) {
-    const rec = await BENCHES[name]();
-    console.log(JSON.stringify(rec));
-    records.push(rec);
-  }
-  return records;
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await run(process.argv.slice(2));
-}
+await runIfMain(import.meta.url, run);

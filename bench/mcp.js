@@ -12,12 +12,12 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createRuntime } from '../src/index.ts';
+import { benchRunner, runIfMain } from './runner.js';
 
-const NAMES = ['mcp.call', 'mcp.spawn'];
 const CALLS = 2000;
 const WARMUP = 5000;
 const RUNS = 5;
@@ -133,20 +133,6 @@ async function mcpSpawn() {
   return { name: 'mcp.spawn', value: round(value), unit: 'ms', baseline: round(baseline), ratio: round(value / baseline), runs: SPAWNS };
 }
 
-const BENCHES = { 'mcp.call': mcpCall, 'mcp.spawn': mcpSpawn };
+export const run = benchRunner({ 'mcp.call': mcpCall, 'mcp.spawn': mcpSpawn });
 
-/** Runs those of `names` that are MCP benchmarks (all when `names` is empty); prints and returns the records. */
-export async function run(names = []) {
-  const wanted = names.length ? NAMES.filter((n) => names.includes(n)) : NAMES;
-  const records = [];
-  for (const name of wanted) {
-    const rec = await BENCHES[name]();
-    console.log(JSON.stringify(rec));
-    records.push(rec);
-  }
-  return records;
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await run(process.argv.slice(2));
-}
+await runIfMain(import.meta.url, run);

@@ -4,30 +4,9 @@
 import type { Context } from 'agent-apps';
 import { runAcpProvider, type AcpProviderArgs } from 'agent-apps/agent';
 import { writeCassette } from './record.ts';
+import { providerFrontmatter } from './frontmatter.ts';
 
-export const frontmatter = {
-  name: 'agent-kiro',
-  description: 'Agent provider: Kiro CLI (kiro-cli acp) over the Agent Client Protocol, with one invoke tool served over MCP; model.provider: replay plays a cassette instead.',
-  metadata: {
-    visibility: 'hidden',
-    role: 'skill',
-    tags: ['meta-internal'],
-    params: {
-      type: 'object',
-      properties: {
-        prompt: { type: 'string', description: 'System prompt: the first prompt\'s first content block.' },
-        config: { type: 'object', description: 'The cascade\'s model configuration: acp { command (default kiro-cli), args (default [acp]), env, allowAgentTools, startTimeoutMs }, maxTurns, record, deltas, provider (replay), cassette …' },
-        invokeRef: { type: 'string', description: 'Callback ref that executes the invoke tool\'s code: invoked with { code }.' },
-        hookRef: { type: 'string', description: 'Callback ref for lifecycle events; its answer is a directive.' },
-        userMessage: { type: 'string', description: 'The first user message.' },
-        skillName: { type: 'string', description: 'The skill whose pipeline started this agent.' },
-        agentSignal: { description: 'AbortSignal that cancels the session (in-process callers only).' },
-      },
-      required: ['prompt', 'invokeRef'],
-    },
-    returns: {},
-  },
-};
+export const frontmatter = providerFrontmatter('agent-kiro', 'Agent provider: Kiro CLI (kiro-cli acp) over the Agent Client Protocol, with one invoke tool served over MCP; model.provider: replay plays a cassette instead.', 'command (default kiro-cli), args (default [acp]), env, allowAgentTools, startTimeoutMs');
 
 /** How to get kiro-cli, said in the one line a missing kiro-cli is (exit 2). */
 export const KIRO_INSTALL = 'install Kiro CLI (curl -fsSL https://cli.kiro.dev/install | bash; see https://kiro.dev/cli/) and log in with kiro-cli login, or set model.acp.command to its path';
