@@ -27,7 +27,7 @@ export { DEFAULT_AGENT_PROVIDER } from './agent/provider.ts';
 // Asking a person (SPEC §17): the asker contract the terminal UI implements, and a plain one.
 export { APPROVAL_CHOICES, type Answer, type ApprovalQuestion, type Asker, type AskOptions, type Choice, type PlainQuestion, type Question } from './core/ask.ts';
 export { LineAsker, lineAsker, printable, renderApproval, type LineAskerOptions } from './kernel/line-asker.ts';
-export type { Decision, Denial, Trust, TrustLevel } from './agent/approval.ts';
+export type { Decision, Denial, Trust, TrustLevel } from './policy/approval.ts';
 export type {
   AgentArgs,
   AllowDirective,

@@ -1,4 +1,6 @@
-// The host-call policy for untrusted agent code (SPEC §15, seed 004 "Sandbox Ref Restriction").
+// The host-call bridge for untrusted agent code (docs/security.md, "The bridge"): the rules on refs,
+// args, paths and trust are the untrusted-caller policy every way in shares (src/policy/); what is
+// agent code's own — the host memory budget, get / set / log, sub-agent ceilings — is here.
 // Agent code comes from a model, so from anyone who can put text in front of it: every host call
 // it makes — `ctx.manager.invoke / finish / fail / abort / next / get / set / log` — lands here,
 // and each rule below is checked before the host does anything on its behalf:
@@ -18,13 +20,13 @@
 // - the payloads an agent run hands the host are bounded together (`HostBudget`);
 // - `get` never returns internals, config or secrets; `set` never reaches them, the trace or usage;
 // - every host call runs under the execution's signal, so it is aborted when the execution ends.
-import path from 'node:path';
 import { AgentAppsError } from '../core/errors.ts';
 import { isPathRef } from '../loader/names.ts';
-import { isInside, parseAllowedTools, realPath, type MatchEnv } from '../kernel/allowed-tools.ts';
+import { parseAllowedTools, type MatchEnv } from '../kernel/allowed-tools.ts';
 import { isPlainObject } from '../core/path.ts';
-import { isCallable, type Callable, type VisibleOptions } from './visible-tools.ts';
-import { ApprovalState, denied, isRecorded, passGate, refuseByTrust, trustOf } from './approval.ts';
+import { isCallable, type VisibleOptions } from '../policy/callable.ts';
+import { checkArgs, isBuiltin, noProtoKeys, refsAreNames, sanitizeArgs, untrustedRef, type CallerPolicy, type Gates } from '../policy/untrusted.ts';
+import { ApprovalState, denied, isRecorded, passGate, refuseByTrust, trustOf } from '../policy/approval.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import type { Context, JsonObject, LoadedTool, LogInput } from '../core/types.ts';
 
@@ -38,9 +40,7 @@ export interface HostBudget {
 export const DEFAULT_HOST_MB = 64;
 
 /** What agent code may do, handed to its context as `locals.internals.agent`. */
-export interface AgentPolicy extends VisibleOptions {
-  /** Real paths that path args may reach without an absolute pattern: the workspace, a SKILL.md skill's folder. */
-  roots: readonly string[];
+export interface AgentPolicy extends CallerPolicy {
   /** The agent's effective model config: the ceiling of any sub-agent its code starts. */
   model: JsonObject;
   budget: HostBudget;
@@ -111,7 +111,7 @@ export function createBridge(o: BridgeOptions): HostCall {
           // Ref args first: a path or URI is refused for what it is, before allowed-tools looks at it.
           refsAreNames(tool.name, tool.decl.params, callArgs);
           const env: MatchEnv = { cwd, params: tool.decl.params };
-          const check = isCallable(tool.name, tool.decl.visibility === 'hidden', policy, callArgs ?? {}, env);
+          const check = isCallable(tool.name, tool.decl.visibility === 'hidden', policy, callArgs ?? {}, env, isBuiltin(kernel, tool));
           if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${skillName}' may not invoke '${ref}': ${check.why}`);
           clean = await sanitizeArgs(kernel, paths, cwd, callArgs, policy, skillName, g);
           await checkArgs(kernel, paths, cwd, tool.name, tool.decl.params, clean, policy, skillName, 0, g);
@@ -164,27 +164,6 @@ export function createBridge(o: BridgeOptions): HostCall {
 }
 
 /**
- * JSON from the sandbox may carry an own `__proto__` key; copied with assignment anywhere on the
- * host it would become a prototype, whose inherited values no own-key check sees. Refused at any depth.
- */
-function noProtoKeys(value: unknown, what: string, depth = 0): void {
-  if (value === null || typeof value !== 'object' || depth > 64) return;
-  if (Array.isArray(value)) {
-    for (const v of value) noProtoKeys(v, what, depth + 1);
-    return;
-  }
-  for (const k of Object.keys(value)) {
-    if (k === '__proto__') throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may not pass a '__proto__' key (in ${what})`);
-    noProtoKeys((value as Record<string, unknown>)[k], what, depth + 1);
-  }
-}
-
-function untrustedRef(where: string, ref: unknown): AgentAppsError {
-  const shown = typeof ref === 'string' ? JSON.stringify(ref.slice(0, 80)) : typeof ref === 'object' && ref !== null ? 'a definition' : JSON.stringify(ref);
-  return new AgentAppsError('E_UNTRUSTED_REF', `agent code may only ${where === 'invoke' ? 'invoke tools' : 'name tools'} by name; ${shown} is a path, URI or definition${where === 'invoke' ? '' : ` (${where})`}`);
-}
-
-/**
  * Counts an accepted payload against the run's host budget, in O(1): `size` is the JSON length the
  * sandbox already measured. The call that would pass the budget is refused and ends its execution.
  */
@@ -196,148 +175,6 @@ function charge(budget: HostBudget, size: number, method: string, exec: Executio
   }
   budget.used += size;
 }
-
-/**
- * Args a tool declares as refs (`x-ref`) or paths (`x-path`), found by walking its params schema
- * along the value (properties, additionalProperties, items, anyOf / oneOf / allOf).
- */
-type Visit = (kind: 'ref' | 'path', value: string, holder: Record<string, unknown> | undefined, key: string) => void;
-
-function walk(schema: unknown, value: unknown, visit: Visit, holder: Record<string, unknown> | undefined, key: string, depth = 0): void {
-  if (!isPlainObject(schema) || depth > 32) return;
-  if (typeof value === 'string') {
-    if (schema['x-ref'] === true) visit('ref', value, holder, key);
-    if (schema['x-path'] === true) visit('path', value, holder, key);
-  }
-  for (const k of ['anyOf', 'oneOf', 'allOf'] as const) {
-    const list = schema[k];
-    if (Array.isArray(list)) for (const s of list) walk(s, value, visit, holder, key, depth + 1);
-  }
-  if (isPlainObject(value)) {
-    const props = isPlainObject(schema.properties) ? schema.properties : undefined;
-    const extra = schema.additionalProperties;
-    for (const [k, v] of Object.entries(value)) walk(props && Object.hasOwn(props, k) ? props[k] : extra, v, visit, value, k, depth + 1);
-  } else if (Array.isArray(value) && isPlainObject(schema.items)) {
-    for (const item of value) walk(schema.items, item, visit, holder, key, depth + 1);
-  }
-}
-
-/** Every ref arg (`x-ref`) is a bare tool name (E_UNTRUSTED_REF otherwise); nothing is resolved. */
-function refsAreNames(tool: string, params: unknown, args: unknown): void {
-  walk(params, args, (kind, value, _holder, key) => {
-    if (kind === 'ref' && isPathRef(value)) throw untrustedRef(`${tool}'s ${key || 'ref'}`, value);
-  }, undefined, '');
-}
-
-/**
- * The arg rules for a call from agent code to `tool` with `args` (SPEC §15): a ref arg is a bare
- * name of a tool the agent could invoke with the handler's `args`; a path arg stays inside the
- * policy's roots unless an absolute pattern in the agent's allowed-tools admits it.
- */
-export async function checkArgs(kernel: Kernel, paths: readonly string[], cwd: string, tool: string, params: unknown, args: unknown, policy: AgentPolicy, skillName: string, depth = 0, gates: Gates = NO_GATES): Promise<void> {
-  const found: { kind: 'ref' | 'path'; value: string; holder: Record<string, unknown> | undefined; key: string }[] = [];
-  walk(params, args, (kind, value, holder, key) => found.push({ kind, value, holder, key }), undefined, '');
-  for (const f of found) {
-    if (f.kind === 'ref') {
-      if (isPathRef(f.value)) throw untrustedRef(`${tool}'s ${f.key || 'ref'}`, f.value);
-      const named = await kernel.resolve(f.value, paths, cwd);
-      const handlerArgs = isPlainObject(f.holder?.args) ? f.holder!.args : {};
-      // The handler's args become the top-level args of its invocation, later and from elsewhere
-      // (the bus, a delegate): no `$context` or other `$`-key may ride along in them.
-      const dollar = Object.keys(handlerArgs).find((k) => k.startsWith('$'));
-      if (dollar) throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may not pass '${dollar}' in the args of ${tool}'s ${f.key || 'ref'}`);
-      const check = isCallable(named.name, named.decl.visibility === 'hidden', policy, handlerArgs, { cwd, params: named.decl.params });
-      if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${skillName}' may not name '${f.value}' as ${tool}'s ${f.key || 'ref'}: ${check.why}`);
-      // …and they pass the same arg rules as if the agent invoked the handler itself,
-      if (depth < 8) await checkArgs(kernel, paths, cwd, named.name, named.decl.params, handlerArgs, policy, skillName, depth + 1, gates);
-      // …and its trust and gates: naming a tool is calling it later, where no gate would open.
-      await gates.pass(named, handlerArgs, check, `${tool}'s ${f.key || 'ref'}`);
-    } else {
-      const real = realPath(path.resolve(cwd, f.value));
-      if (policy.roots.some((root) => isInside(real, root))) continue;
-      const admitted = policy.allowedTools !== undefined && parseAllowedTools(policy.allowedTools).allowsOutside(tool, f.key, args, { cwd, params });
-      if (!admitted) {
-        throw new AgentAppsError(
-          'E_ALLOWED_TOOLS',
-          `'${skillName}' may not reach ${JSON.stringify(f.value.slice(0, 200))} with ${tool}: it is outside the workspace; an absolute pattern in allowed-tools admits it (${tool}(${f.key}=/some/dir/*))`,
-        );
-      }
-    }
-  }
-}
-
-/**
- * Agent code may pass `$context: { middleware }` (seed 000), but only middleware it could invoke
- * itself — hidden ones (delegate, validate-*) only when allowed-tools names them, arg constraints
- * and ref / path args checked against the middleware's args (`delegate(ref=my-*)`) — and never
- * `fn` or `remove` (which would drop a validation from the chain of the tool it calls).
- */
-const SPEC_KEYS = ['args', 'before', 'after', 'remove', 'fn'];
-
-export async function sanitizeArgs(kernel: Kernel, paths: readonly string[], cwd: string, value: unknown, policy: AgentPolicy, skillName: string, gates: Gates = NO_GATES): Promise<unknown> {
-  if (!isPlainObject(value)) return value ?? {};
-  const out: JsonObject = {};
-  for (const [k, v] of Object.entries(value)) {
-    if (!k.startsWith('$')) {
-      out[k] = v as JsonObject[string];
-      continue;
-    }
-    if (k !== '$context') throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may not pass '${k}' to invoke`);
-    const c = (isPlainObject(v) ? v : {}) as JsonObject;
-    for (const key of Object.keys(c)) {
-      if (key !== 'middleware' && key !== 'locals') throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may only pass $context.middleware, not $context.${key}`);
-    }
-    const locals = isPlainObject(c.locals) ? c.locals : {};
-    for (const key of Object.keys(locals)) {
-      if (key !== 'middleware') throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may only pass $context.locals.middleware, not $context.locals.${key}`);
-    }
-    const mw: JsonObject = { ...(isPlainObject(c.middleware) ? c.middleware : {}), ...(isPlainObject(locals.middleware) ? locals.middleware : {}) };
-    for (const [name, spec] of Object.entries(mw)) {
-      // The kernel reads `{ args, before, after, remove, fn }` (those keys only) as an entry spec, anything else as args.
-      const keys = isPlainObject(spec) ? Object.keys(spec) : [];
-      const isSpec = keys.length > 0 && keys.every((key) => SPEC_KEYS.includes(key));
-      if (isSpec && (keys.includes('fn') || keys.includes('remove'))) throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}' with fn or remove`);
-      const mwArgs = isSpec ? (spec as JsonObject).args : spec;
-      if (isPathRef(name)) throw untrustedRef('$context.middleware', name);
-      let decl;
-      try {
-        decl = (await kernel.resolve(name, paths, cwd)).decl;
-      } catch {
-        throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}': no such skill`);
-      }
-      refsAreNames(name, decl.params, mwArgs);
-      // Config middleware (cwd, paths, model, log, mcp) chooses search paths, providers and
-      // endpoints: what agent code may never choose (SPEC §15), even where allowed-tools names it.
-      if (decl.tags.includes('meta-config')) throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}': it configures the runtime (search paths, cwd, model, logging)`);
-      // Trust and approval are the person's, never the model's: `trust` cannot be overridden from a call.
-      if (decl.tags.includes('meta-trust')) throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}': it decides what agent code may do`);
-      const check = isCallable(name, decl.visibility === 'hidden', policy, mwArgs ?? {}, { cwd, params: decl.params });
-      if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}': ${check.why}`);
-      await checkArgs(kernel, paths, cwd, name, decl.params, mwArgs, policy, skillName, 0, gates);
-      await gates.pass(await kernel.resolve(name, paths, cwd), mwArgs ?? {}, check, '$context.middleware');
-    }
-    out.$context = { middleware: mw };
-  }
-  return out;
-}
-
-// ── gates ───────────────────────────────────────────────────────────────────────────────────
-
-/** Trust and approval for a tool agent code calls, names as a ref, or adds as middleware. */
-export interface Gates {
-  /** Refuses (trust: deny) or waits on a gate (ask-tools, trust: ask); returns when the call may go on. */
-  pass(tool: LoadedTool, args: unknown, callable: Callable & { ok: true }, via?: string): Promise<void>;
-  /** Records a refusal on the agent run; returns the error to throw. */
-  refused(tool: string, error: AgentAppsError): AgentAppsError;
-}
-
-/** Outside a bridge (no execution, no person): a gate is refused, trust: deny too. */
-const NO_GATES: Gates = {
-  async pass(tool, _args, callable) {
-    if (callable.gate !== undefined) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${tool.name}' needs approval (ask-tools '${callable.gate}'); run in a terminal or pass --approve`);
-  },
-  refused: (_tool, error) => error,
-};
 
 // ── sub-agents ──────────────────────────────────────────────────────────────────────────────
 

@@ -14,7 +14,7 @@ export { providerError } from './provider.ts';
 export { AgentTrace } from './trace.ts';
 export { Returns } from './returns.ts';
 export { AgentCode, prestartSandbox } from './code.ts';
-export { ApprovalState } from './approval.ts';
+export { ApprovalState } from '../policy/approval.ts';
 export { createBridge, jsonSafe, scrub, subAgentConfig, subAgentWithin, DEFAULT_HOST_MB, type AgentPolicy } from './bridge.ts';
 export { realPath } from '../kernel/allowed-tools.ts';
 

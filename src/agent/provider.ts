@@ -6,17 +6,12 @@
 import { AgentAppsError } from '../core/errors.ts';
 import type { JsonObject } from '../core/types.ts';
 
-/** The provider used when `model.agent` names none (seed 004). */
-export const DEFAULT_AGENT_PROVIDER = 'agent-strands';
-
-/** The policy skill that starts a provider. */
-export const AGENT_SKILL = 'agent';
-
 /**
- * The agent and its provider are excluded from discovery (seed 004): never listed to agent code,
- * never callable from it, unless allowed-tools names them. The provider a run uses is excluded too.
+ * The provider used when `model.agent` names none, the policy skill that starts a provider, and the
+ * two that agent code never calls unless allowed-tools names them: defined with the rest of the
+ * call policy (src/policy/callable.ts).
  */
-export const ALWAYS_EXCLUDED: readonly string[] = [AGENT_SKILL, DEFAULT_AGENT_PROVIDER];
+export { AGENT_SKILL, ALWAYS_EXCLUDED, DEFAULT_AGENT_PROVIDER } from '../policy/callable.ts';
 
 /** What a provider skill is invoked with (seed 004: `AgentArgs`). Everything but `agentSignal` is JSON. */
 export interface AgentArgs {

@@ -6,7 +6,7 @@
 import { publishEvent } from '../events/runtime.ts';
 import type { Context } from '../core/types.ts';
 import type { TokenUsage } from './provider.ts';
-import type { Denial } from './approval.ts';
+import type { Denial } from '../policy/approval.ts';
 import { costUsd, priceFor, type Price } from './prices.ts';
 
 /** What a provider reported to the hook (a `HookEvent`, or a type of its own), as received. */

@@ -6,7 +6,9 @@
 import { parseAllowedTools, type MatchEnv } from '../kernel/allowed-tools.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import type { JsonObject } from '../core/types.ts';
-import { ALWAYS_EXCLUDED } from './provider.ts';
+import { ALWAYS_EXCLUDED, isCallable, type VisibleOptions } from '../policy/callable.ts';
+
+export { isCallable, type Callable, type VisibleOptions } from '../policy/callable.ts';
 
 export interface ToolDoc {
   name: string;
@@ -27,54 +29,6 @@ export interface VisibleTools {
   middleware: ToolDoc[];
   /** The provider and agent names that are never offered. */
   excluded: string[];
-}
-
-export interface VisibleOptions {
-  allowedTools?: string;
-  /** `ask-tools`: allowed-tools syntax; a call one of its rules matches needs approval. */
-  askTools?: string;
-  /** The skill whose agent this is. */
-  self?: string;
-  /** The agent provider in use (always excluded). */
-  provider?: string;
-  /**
-   * The policies of the agents whose code started this one without granting it tools explicitly
-   * (SPEC §15: a sub-agent's limits are ceilings from its caller): a call must pass them too.
-   */
-  within?: readonly VisibleOptions[];
-}
-
-/**
- * May agent code invoke `name` (with `args`)? The same rules as discovery, applied at call time.
- * `gate`: the call is admitted only with a person's approval — the ask-tools rule (its text) that
- * matched, this agent's or a calling agent's (a sub-agent never escapes its caller's gates).
- */
-export type Callable = { ok: true; gate?: string } | { ok: false; why: string };
-
-export function isCallable(name: string, hidden: boolean, opts: VisibleOptions, args?: unknown, env?: MatchEnv): Callable {
-  const own = callableBy(name, hidden, opts, args, env);
-  if (!own.ok) return own;
-  let gate = own.gate;
-  for (const outer of opts.within ?? []) {
-    const check = callableBy(name, hidden, outer, args, env);
-    if (!check.ok) return { ok: false, why: `the agent whose code started this one may not use it either (${check.why})` };
-    gate ??= check.gate;
-  }
-  return gate === undefined ? { ok: true } : { ok: true, gate };
-}
-
-function callableBy(name: string, hidden: boolean, opts: VisibleOptions, args?: unknown, env?: MatchEnv): Callable {
-  const spec = opts.allowedTools ? parseAllowedTools(opts.allowedTools) : undefined;
-  const ask = opts.askTools ? parseAllowedTools(opts.askTools) : undefined;
-  const named = (spec?.named.includes(name) ?? false) || (ask?.named.includes(name) ?? false);
-  // Without args (discovery) the name decides; arg constraints are checked when the call happens.
-  const permitted = !spec || (args === undefined ? spec.rules.some((r) => r.match(name)) : spec.allows(name, args, env));
-  const gate = ask?.rules.find((r) => r.match(name) && (args === undefined || parseAllowedTools(r.text).allows(name, args, env)))?.text;
-  if (!permitted && gate === undefined) return { ok: false, why: `not allowed by allowed-tools '${opts.allowedTools}'${ask ? ` nor by ask-tools '${opts.askTools}'` : ''}` };
-  if ((ALWAYS_EXCLUDED.includes(name) || name === opts.provider) && !named) return { ok: false, why: 'the agent and its provider cannot be invoked from agent code unless named in allowed-tools' };
-  if (name === opts.self && !named) return { ok: false, why: `a skill's agent cannot invoke the skill itself ('${name}') unless allowed-tools names it` };
-  if (hidden && !named) return { ok: false, why: `'${name}' is hidden: name it in allowed-tools to use it` };
-  return gate === undefined ? { ok: true } : { ok: true, gate };
 }
 
 export async function resolveVisibleTools(kernel: Kernel, paths: readonly string[], cwd: string, opts: VisibleOptions): Promise<VisibleTools> {

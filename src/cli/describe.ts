@@ -5,7 +5,7 @@ import { yaml } from '../core/yaml.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import { diagnosticText } from '../loader/agent-skills.ts';
 import { painter } from './output.ts';
-import { trustOf, type Trust } from '../agent/approval.ts';
+import { trustOf, type Trust } from '../policy/approval.ts';
 import { shortOrigin } from './list.ts';
 import { globalsOf, runtimeOptions } from './runtime-options.ts';
 import type { CliIO } from './io.ts';

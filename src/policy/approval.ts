@@ -158,6 +158,8 @@ export interface GateRequest {
   via?: string;
   /** The execution's signal: the gate is withdrawn when it ends or the run is aborted. */
   signal: AbortSignal;
+  /** Set when the caller is not agent code but a way in from outside: "an MCP client" … */
+  from?: string;
 }
 
 /**
@@ -242,7 +244,7 @@ function decide(r: GateRequest, decision: Decision, extra: { by: string; reason?
   logDecision(r, decision, { ...extra, because: r.because });
 }
 
-function logDecision(r: { served: Context; display: string; state: ApprovalState; tool: string; args: unknown }, decision: Decision, extra: { by: string; reason?: string; text: string; because?: GateCause }): void {
+function logDecision(r: { served: Context; display: string; state: ApprovalState; tool: string; args: unknown; from?: string }, decision: Decision, extra: { by: string; reason?: string; text: string; because?: GateCause }): void {
   const { text, ...fields } = extra;
   r.state.trace({ type: 'approval', tool: r.tool, decision, ...fields });
   r.served.manager.log({
@@ -255,6 +257,6 @@ function logDecision(r: { served: Context; display: string; state: ApprovalState
     args: r.args,
     ...fields,
     // The console shows `LEVEL TOOL: TEXT`: the tool is the one called, the text says the rest.
-    text: `${text} (a call from the agent of '${r.display}')`,
+    text: `${text} (a call from ${r.from ?? `the agent of '${r.display}'`})`,
   });
 }
