@@ -17,10 +17,13 @@ function shared(): () => Promise<Connection> {
   return () => (connection ??= connectStdio({ after: (fn) => closers.push(fn) }));
 }
 
-/** What `agent-apps list --json` shows in the fixture workspace: the names a server must serve. */
+/**
+ * What `agent-apps list --json` shows of the fixture workspace's own skills: the names a server
+ * must serve by default (the library's built-ins only when --allow names them, docs/security.md).
+ */
 function listedNames(): string[] {
   const out = execFileSync(process.execPath, [BIN, 'list', '--json'], { cwd: WS, env: baseEnv(), encoding: 'utf8' });
-  return (JSON.parse(out) as { name: string; error?: string }[]).filter((s) => !s.error).map((s) => s.name);
+  return (JSON.parse(out) as { name: string; error?: string; origin: string | null }[]).filter((s) => !s.error && s.origin?.startsWith(`file://${WS}/`)).map((s) => s.name);
 }
 
 function progressOf(wire: WireMessage[]): { progress: number; message: string; progressToken: unknown }[] {
@@ -29,13 +32,14 @@ function progressOf(wire: WireMessage[]): { progress: number; message: string; p
 
 describe('mcp serve (stdio): tools', () => {
   const server = shared();
-  test('tools/list is exactly the skills `list` shows, in name order, with their schemas', async () => {
+  test('tools/list is exactly the workspace skills `list` shows, in name order, with their schemas', async () => {
     const { client } = await server();
     const { tools } = await client.listTools();
     const names = tools.map((tool) => tool.name);
     assert.deepEqual(names, listedNames().sort());
     assert.deepEqual(names, [...names].sort(), 'stable order: by name');
     assert.ok(!names.includes('helper'), 'a hidden skill is not served');
+    assert.ok(!names.includes('file-read') && !names.includes('skill-describe'), 'no library built-in by default');
     const greet = tools.find((tool) => tool.name === 'greet')!;
     assert.equal(greet.description, 'Greet someone by name.');
     assert.deepEqual(greet.inputSchema, { type: 'object', properties: { name: { type: 'string', description: 'Who to greet.' } }, required: ['name'], additionalProperties: false });
@@ -66,7 +70,7 @@ describe('mcp serve (stdio): tools', () => {
     assert.equal(text(failed), 'E_DEMO: this skill always fails');
     const unknown = await client.callTool({ name: 'no-such-skill', arguments: {} });
     assert.equal(unknown.isError, true);
-    assert.match(text(unknown), /^E_TOOL_NOT_FOUND: no skill 'no-such-skill'/);
+    assert.match(text(unknown), /^E_TOOL_NOT_FOUND: no tool 'no-such-skill'/);
     const hidden = await client.callTool({ name: 'helper', arguments: {} });
     assert.equal(hidden.isError, true, 'a hidden skill cannot be called either');
     assert.match(text(hidden), /^E_TOOL_NOT_FOUND: /);
@@ -89,7 +93,7 @@ describe('mcp serve (stdio): tools', () => {
     assert.equal(text(await client.callTool({ name: 'greet', arguments: { name: 'Ada' } })), 'Hello, Ada!');
     const refused = await client.callTool({ name: 'greet', arguments: { name: 'Bo' } });
     assert.equal(refused.isError, true);
-    assert.match(text(refused), /^E_ALLOWED_TOOLS: 'greet' with these args is outside --allow 'greet\(name=A\*\)'/);
+    assert.match(text(refused), /^E_ALLOWED_TOOLS: an MCP client may not invoke 'greet': not allowed by the allow-list 'greet\(name=A\*\)'/);
   });
 
   test('a skill added while the server runs is served from the next tools/list on', async (t) => {

@@ -1,7 +1,20 @@
-// What `agent-apps mcp serve` exposes (SPEC §16, server): exactly the skills `agent-apps list`
-// shows — public and not broken — narrowed by `--allow` (allowed-tools syntax), in name order.
-// Markdown and SKILL.md skills among them are MCP prompts as well.
+// What `agent-apps mcp serve` offers (docs/mcp.md, "Serving"; docs/security.md, "The callers"):
+// what an MCP client may call under the untrusted-caller policy (src/policy/) — the workspace's own
+// skills, or what `--allow` names (library built-ins only when named) — in name order, mapped onto
+// MCP's two kinds of thing as other clients map Agent Skills onto them:
+//
+// | skill                                          | tool (model-invoked) | prompt (user-invoked) |
+// | ---------------------------------------------- | -------------------- | --------------------- |
+// | code skill                                     | yes                  | no                    |
+// | Markdown / SKILL.md skill                      | yes                  | yes                   |
+// | `disable-model-invocation: true`               | no                   | yes                   |
+// | `user-invocable: false`                        | yes                  | no                    |
+// | `trust: deny`, terminal-only (repl, tutor …)   | no                   | no                    |
+import { pathToFileURL } from 'node:url';
 import { parseAllowedTools, type AllowedTools } from '../kernel/allowed-tools.ts';
+import { isCallable } from '../policy/callable.ts';
+import { isBuiltin, isTerminalOnly, surfacePolicy, type Surface } from '../policy/untrusted.ts';
+import { trustOf } from '../policy/approval.ts';
 import type { JsonObject } from '../core/types.ts';
 import type { Runtime } from '../runtime.ts';
 
@@ -11,9 +24,13 @@ export interface ExposedSkill {
   description?: string;
   params?: JsonObject;
   returns?: JsonObject;
+  /** Offered by tools/list (a model may call it). */
+  tool: boolean;
+  /** Offered by prompts/list (a person picks it). */
+  prompt: boolean;
 }
 
-/** Skills whose body is a prompt: they are MCP prompts too. */
+/** Skills whose body is a prompt: they may be MCP prompts. */
 const PROMPT_KINDS = new Set(['markdown', 'skill-folder']);
 
 /** A skill list is re-read from disk at most this often (a client may call tools/list per request). */
@@ -22,43 +39,50 @@ const RESCAN_MS = 1000;
 export class SkillCatalog {
   readonly #runtime: Runtime;
   readonly #allow: AllowedTools | undefined;
+  /** The surface every request of this server comes through: its callers and allow-list. */
+  readonly surface: Surface;
   #skills: Map<string, ExposedSkill> | undefined;
   #loading: Promise<Map<string, ExposedSkill>> | undefined;
   #scannedAt = 0;
 
-  /** `allow`: allowed-tools patterns (`greet file-*`); a skill is exposed when some rule names it. */
+  /** `allow`: allowed-tools patterns (`greet file-*`); without it, the workspace's own skills. */
   constructor(runtime: Runtime, allow?: string) {
     this.#runtime = runtime;
     this.#allow = allow === undefined ? undefined : parseAllowedTools(allow);
+    this.surface = { name: 'an MCP client', ...(allow !== undefined ? { allow } : {}) };
   }
 
   get allow(): AllowedTools | undefined {
     return this.#allow;
   }
 
-  /** The exposed skills in name order; `fresh` re-reads the search paths (new or edited files). */
+  /** Everything offered, in name order; `fresh` re-reads the search paths (new or edited files). */
   async skills(fresh = false): Promise<ExposedSkill[]> {
     return [...(await this.#load(fresh)).values()];
   }
 
-  async prompts(fresh = false): Promise<ExposedSkill[]> {
-    return (await this.skills(fresh)).filter((s) => PROMPT_KINDS.has(s.kind));
+  async tools(fresh = false): Promise<ExposedSkill[]> {
+    return (await this.skills(fresh)).filter((s) => s.tool);
   }
 
-  /** The exposed skill `name`, or undefined; a miss re-reads the search paths once (a skill added since). */
+  async prompts(fresh = false): Promise<ExposedSkill[]> {
+    return (await this.skills(fresh)).filter((s) => s.prompt);
+  }
+
+  /** The offered skill `name`, or undefined; a miss re-reads the search paths once (a skill added since). */
   async find(name: string): Promise<ExposedSkill | undefined> {
     const hit = (await this.#load(false)).get(name);
     if (hit || Date.now() - this.#scannedAt < RESCAN_MS) return hit;
     return (await this.#load(true)).get(name);
   }
 
-  /** The exposed skill `name` as last read, without reading anything. */
+  /** The offered skill `name` as last read, without reading anything. */
   peek(name: string): ExposedSkill | undefined {
     return this.#skills?.get(name);
   }
 
   isPrompt(skill: ExposedSkill): boolean {
-    return PROMPT_KINDS.has(skill.kind);
+    return skill.prompt;
   }
 
   #load(fresh: boolean): Promise<Map<string, ExposedSkill>> {
@@ -74,25 +98,42 @@ export class SkillCatalog {
   async #scan(rescan: boolean): Promise<Map<string, ExposedSkill>> {
     const root = this.#runtime.root;
     if (rescan) await root.manager.refresh();
-    const listed = (await this.#runtime.list()).filter((s) => !s.error && s.visibility === 'public' && this.#allows(s.name));
     const kernel = root.globals.internals.kernel;
+    const policy = surfacePolicy(root, this.surface);
+    // Hidden ones too: a SKILL.md with disable-model-invocation is hidden from agents yet a prompt,
+    // and a hidden skill --allow names literally is offered.
+    // Only names the policy could admit are loaded (imported): a library built-in only when --allow names it.
+    const library = pathToFileURL(kernel.registry.library).href + '/';
+    const maybe = (s: { name: string; origin: string | null }) => (this.#allow ? this.#allow.rules.some((r) => r.match(s.name)) : !s.origin?.startsWith(library));
+    const listed = (await this.#runtime.list({ all: true })).filter((s) => !s.error && maybe(s));
     const { paths, cwd } = root.locals.config;
     const out = new Map<string, ExposedSkill>();
     for (const s of listed.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
       try {
-        const { decl } = await kernel.resolve(s.name, paths, cwd);
-        out.set(s.name, { name: s.name, kind: s.kind, description: decl.description, params: decl.params, returns: decl.returns });
+        const tool = await kernel.resolve(s.name, paths, cwd);
+        if (isTerminalOnly(tool)) continue;
+        const modelInvocable = tool.skill?.modelInvocable !== false;
+        // Hidden only by disable-model-invocation: still a prompt, as it is still in a person's `list`.
+        const hidden = tool.decl.visibility === 'hidden' && modelInvocable;
+        if (!isCallable(tool.name, hidden, policy, undefined, undefined, isBuiltin(kernel, tool)).ok) continue;
+        if ((await trustOf(kernel, tool, paths)).value === 'deny') continue;
+        const exposed: ExposedSkill = {
+          name: s.name,
+          kind: s.kind,
+          description: tool.decl.description,
+          params: tool.decl.params,
+          returns: tool.decl.returns,
+          tool: modelInvocable && isCallable(tool.name, tool.decl.visibility === 'hidden', policy, undefined, undefined, isBuiltin(kernel, tool)).ok,
+          prompt: PROMPT_KINDS.has(s.kind) && tool.skill?.userInvocable !== false,
+        };
+        if (exposed.tool || exposed.prompt) out.set(s.name, exposed);
       } catch {
-        // Listed but no longer loadable (edited in between): it is not offered until it loads again.
+        // Listed but not loadable (edited in between, or a trust value that is wrong): not offered until it loads again.
       }
     }
     this.#skills = out;
     this.#scannedAt = Date.now();
     return out;
-  }
-
-  #allows(name: string): boolean {
-    return !this.#allow || this.#allow.rules.some((r) => r.match(name));
   }
 }
 

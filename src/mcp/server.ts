@@ -12,6 +12,7 @@ import { formatResult } from '../cli/output.ts';
 import { VERSION } from '../cli/version.ts';
 import { inputSchemaOf, outputSchemaOf, type ExposedSkill, type SkillCatalog } from './catalog.ts';
 import { withProgress } from './progress.ts';
+import { invokeUntrusted } from '../policy/untrusted.ts';
 
 export interface CallOptions {
   /** Aborted when the client cancels (or the connection goes): the invocation is aborted with it. */
@@ -32,7 +33,7 @@ export class SkillHost {
   }
 
   async listTools(): Promise<Tool[]> {
-    return (await this.catalog.skills(true)).map((s) => {
+    return (await this.catalog.tools(true)).map((s) => {
       const tool: Tool = { name: s.name, inputSchema: inputSchemaOf(s) as Tool['inputSchema'] };
       if (s.description) tool.description = s.description;
       const output = outputSchemaOf(s);
@@ -48,13 +49,9 @@ export class SkillHost {
    */
   async callTool(name: string, args: unknown, opts: CallOptions = {}): Promise<CallToolResult> {
     const skill = await this.catalog.find(name);
-    if (!skill) return errorResult('E_TOOL_NOT_FOUND', `no skill '${name}' is served here — tools/list shows the ones that are`);
-    const allow = this.catalog.allow;
-    const { cwd } = this.runtime.root.locals.config;
-    if (allow && !allow.allows(name, args, { cwd, params: skill.params })) {
-      return errorResult('E_ALLOWED_TOOLS', `'${name}' with these args is outside --allow '${allow.spec}'`);
-    }
-    const invoke = () => this.runtime.invoke(name, (args ?? {}) as JsonObject, { context: { signal: opts.signal } });
+    if (!skill?.tool) return errorResult('E_TOOL_NOT_FOUND', `no tool '${name}' is served here — tools/list shows the ones that are`);
+    // An MCP client is an untrusted caller: the policy checks the request before anything runs (src/policy/).
+    const invoke = () => invokeUntrusted(this.runtime.root, this.catalog.surface, name, args ?? {}, { ...(opts.signal ? { signal: opts.signal } : {}) });
     const running = opts.progress ? withProgress(opts.progress, invoke) : invoke();
     this.#running.add(running);
     try {
@@ -70,7 +67,7 @@ export class SkillHost {
   /** `completion/complete` for a prompt argument: the values its schema enumerates, by prefix. */
   async completePrompt(name: string, argument: string, value: string): Promise<{ values: string[]; total: number; hasMore: boolean }> {
     const skill = await this.catalog.find(name);
-    if (!skill || !this.catalog.isPrompt(skill)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `no prompt '${name}' is served here — prompts/list shows the ones that are`);
+    if (!skill?.prompt) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `no prompt '${name}' is served here — prompts/list shows the ones that are`);
     const schema = ((skill.params?.properties ?? {}) as Record<string, { enum?: unknown; type?: unknown }>)[argument];
     const known = Array.isArray(schema?.enum) ? schema.enum.map(String) : schema?.type === 'boolean' ? ['true', 'false'] : [];
     const hits = known.filter((v) => v.toLowerCase().startsWith(value.toLowerCase()));
@@ -102,7 +99,7 @@ export class SkillHost {
    */
   async getPrompt(name: string, raw: Record<string, string> = {}, signal?: AbortSignal): Promise<GetPromptResult> {
     const skill = await this.catalog.find(name);
-    if (!skill || !this.catalog.isPrompt(skill)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `no prompt '${name}' is served here — prompts/list shows the ones that are`);
+    if (!skill?.prompt) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `no prompt '${name}' is served here — prompts/list shows the ones that are`);
     const args = coerceArgs(raw, skill.params);
     let expanded: string | undefined;
     const middleware = {
@@ -119,7 +116,8 @@ export class SkillHost {
       'validate-returns': false,
     };
     try {
-      await this.runtime.invoke(name, args, { context: { middleware, signal } });
+      // Checked as any request from a client is (prompt arguments are args: no $-keys, refs by name …).
+      await invokeUntrusted(this.runtime.root, this.catalog.surface, name, args, { ...(signal ? { signal } : {}), context: { middleware } });
     } catch (err) {
       if (expanded === undefined) {
         const e = err as { code?: unknown; message?: unknown };
