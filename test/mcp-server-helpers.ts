@@ -124,7 +124,7 @@ export async function until<T>(check: () => T, ms = 10_000, what = 'condition'):
 }
 
 /** `mcp serve --http 127.0.0.1:0 ARGS`: resolves once it listens, with its URL. */
-export async function startHttp(t: Owner, args: string[] = [], opts: { env?: Record<string, string | undefined> } = {}): Promise<ServeProcess & { url: string }> {
+export async function startHttp(t: Owner, args: string[] = [], opts: { env?: Record<string, string | undefined>; cwd?: string } = {}): Promise<ServeProcess & { url: string }> {
   const proc = spawnServe(t, ['--http', '127.0.0.1:0', ...args], opts);
   const url = await Promise.race([
     until(() => /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(proc.stderr())?.[1], 20_000, 'the server to listen'),

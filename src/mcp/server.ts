@@ -117,7 +117,7 @@ export class SkillHost {
     };
     try {
       // Checked as any request from a client is (prompt arguments are args: no $-keys, refs by name …).
-      await invokeUntrusted(this.runtime.root, this.catalog.surface, name, args, { ...(signal ? { signal } : {}), context: { middleware } });
+      await invokeUntrusted(this.runtime.root, this.catalog.surface, name, args, { ...(signal ? { signal } : {}), context: { middleware }, as: 'prompt' });
     } catch (err) {
       if (expanded === undefined) {
         const e = err as { code?: unknown; message?: unknown };

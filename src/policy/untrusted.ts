@@ -271,7 +271,7 @@ export function surfacePolicy(root: Context, surface: Surface): CallerPolicy {
  * behalf; throws E_UNTRUSTED_REF / E_ALLOWED_TOOLS (and the resolver's E_TOOL_NOT_FOUND) otherwise.
  * Nothing is imported but the named tool itself (and the tools its ref args name).
  */
-export async function admit(root: Context, surface: Surface, ref: unknown, rawArgs: unknown): Promise<Admitted> {
+export async function admit(root: Context, surface: Surface, ref: unknown, rawArgs: unknown, as: 'call' | 'prompt' = 'call'): Promise<Admitted> {
   const policy = surfacePolicy(root, surface);
   if (typeof ref !== 'string' || isPathRef(ref)) throw untrustedRef('invoke', ref, policy);
   if (rawArgs !== undefined && rawArgs !== null && !isPlainObject(rawArgs)) throw new AgentAppsError('E_VALIDATION', `${surface.name} sent args that are not an object`);
@@ -282,7 +282,9 @@ export async function admit(root: Context, surface: Surface, ref: unknown, rawAr
   const tool = await kernel.resolve(ref, paths, cwd);
   if (isTerminalOnly(tool)) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${tool.name}' needs a person at a terminal: ${surface.name} may not run it`);
   const env = { cwd, params: tool.decl.params };
-  const check = isCallable(tool.name, tool.decl.visibility === 'hidden', policy, args, env, isBuiltin(kernel, tool));
+  // A person picks a prompt: a SKILL.md hidden from models only (disable-model-invocation) is theirs to pick.
+  const hidden = tool.decl.visibility === 'hidden' && !(as === 'prompt' && tool.skill?.modelInvocable === false);
+  const check = isCallable(tool.name, hidden, policy, args, env, isBuiltin(kernel, tool));
   if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `${surface.name} may not invoke '${ref}': ${check.why}`);
   const gates = surfaceGates(root, surface);
   await checkArgs(kernel, paths, cwd, tool.name, tool.decl.params, args, policy, surface.name, 0, gates);
@@ -343,10 +345,10 @@ function callerDef(root: Context, surface: Surface): ToolDef {
  * file-read, trust) apply the same policy, and a URI ref further down is refused by the kernel.
  * A refusal is logged (type `refused`, tag `policy`) and thrown for the surface to report.
  */
-export async function invokeUntrusted(root: Context, surface: Surface, ref: unknown, args: unknown, options: { signal?: AbortSignal; context?: InvokeOptions['context'] } = {}): Promise<unknown> {
+export async function invokeUntrusted(root: Context, surface: Surface, ref: unknown, args: unknown, options: { signal?: AbortSignal; context?: InvokeOptions['context']; as?: 'call' | 'prompt' } = {}): Promise<unknown> {
   let admitted: Admitted;
   try {
-    admitted = await admit(root, surface, ref, args);
+    admitted = await admit(root, surface, ref, args, options.as);
   } catch (err) {
     const e = err as AgentAppsError;
     if (e?.code === 'E_UNTRUSTED_REF' || e?.code === 'E_ALLOWED_TOOLS') {
