@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { LogEvent, LogLevel, Reporter } from '../src/index.ts';
-import { Logger, redact } from '../src/kernel/log.ts';
+import { Logger } from '../src/kernel/log.ts';
+import { redact } from '../src/core/redact.ts';
 import { consoleReporter, jsonlReporter, KEEP_RUNS, RUNS_DIR } from '../src/cli/reporters.ts';
 import type { Painter } from '../src/cli/output.ts';
 import { bareRuntime, logs, skill, tempDir } from './helpers.ts';
@@ -146,12 +147,13 @@ test('every event carries rootContextId, contextId, tool and timestamp — kerne
 
 // ——— redaction ———
 
-test('secrets (keys matching key|token|secret|password) are redacted before any reporter and in the buffer', async (t) => {
+test('secrets (values under secret-looking keys, src/core/redact.ts) are redacted before any reporter and in the buffer', async (t) => {
   const seen: LogEvent[] = [];
   const rt = await bareRuntime(t, { reporters: [{ name: 'collect', report: (e) => void seen.push(e) }] });
   const payload = {
     apiKey: 'sk-live-123',
-    auth: { TOKEN: 'abc', refresh_token: 'def', user: 'ada' },
+    login: { TOKEN: 'abc', refresh_token: 'def', user: 'ada' },
+    auth: { user: 'ada', scheme: 'x' },
     servers: [{ host: 'db', password: 'hunter2' }],
     clientSecret: 'shh',
     region: 'eu',
@@ -161,7 +163,8 @@ test('secrets (keys matching key|token|secret|password) are redacted before any 
   await rt.invoke('leaky');
   const expected = {
     apiKey: '[REDACTED]',
-    auth: { TOKEN: '[REDACTED]', refresh_token: '[REDACTED]', user: 'ada' },
+    login: { TOKEN: '[REDACTED]', refresh_token: '[REDACTED]', user: 'ada' },
+    auth: '[REDACTED]',
     servers: [{ host: 'db', password: '[REDACTED]' }],
     clientSecret: '[REDACTED]',
     region: 'eu',

@@ -5,10 +5,10 @@
 // the ring is bounded in bytes (64 MiB) as well as in count, oldest dropped. Each event is
 // measured once, as it enters the ring (`approxBytes`); the ring keeps the sizes beside it.
 import { ConfigurationError } from '../core/errors.ts';
+import { redact } from '../core/redact.ts';
 import type { ConfigureOptions, LogEvent, LogLevel, LogSettings, Reporter, TailOptions } from '../core/types.ts';
 
 export const LEVELS: Record<LogLevel, number> = { trace: 0, debug: 1, info: 2, warn: 3, error: 4 };
-const SECRET = /key|token|secret|password/i;
 /** SPEC §15: a log event's text is cut at this many characters. */
 export const MAX_LOG_TEXT = 64 * 1024;
 /** SPEC §15: the ring retains at most this many bytes of events. */
@@ -72,6 +72,7 @@ export class Logger {
       if (LEVELS[event.level] < LEVELS[s.level]) return;
       if (s.scope && !s.scope.includes(event.tag)) return;
     }
+    // The redaction every output shares (docs/security.md, "Secrets"): by key and inside strings.
     const clean = redact(typeof event.text === 'string' && event.text.length > MAX_LOG_TEXT ? { ...event, text: cutText(event.text) } : event) as LogEvent;
     this.retain(clean);
     for (const name of this.active(s)) {
@@ -217,36 +218,4 @@ export function approxBytes(value: unknown): number {
     }
   }
   return total;
-}
-
-/** Replaces values under keys matching /key|token|secret|password/i, at any depth. */
-export function redact(value: unknown, depth = 0): unknown {
-  if (value === null || typeof value !== 'object' || depth > 8) return value;
-  if (Array.isArray(value)) {
-    let out: unknown[] | undefined;
-    value.forEach((v, i) => {
-      const r = redact(v, depth + 1);
-      if (r !== v) (out ??= [...value])[i] = r;
-    });
-    return out ?? value;
-  }
-  let out: Record<string, unknown> | undefined;
-  for (const [k, v] of Object.entries(value)) {
-    let r = v;
-    if (SECRET.test(k) && k !== 'rootContextId' && isSecretValue(k, v)) r = '[REDACTED]';
-    else if (v !== null && typeof v === 'object') r = redact(v, depth + 1);
-    if (r !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = r;
-  }
-  return out ?? value;
-}
-
-/**
- * A value under a secret-looking key: strings, numbers (a PIN, a numeric token from `--set`),
- * arrays and objects alike. Booleans (`hasKey: true`) and empty values say nothing, and counts
- * named `…Tokens` (`maxTokens`, `totalTokens`, `usage.inputTokens`) are not secrets.
- */
-function isSecretValue(key: string, value: unknown): boolean {
-  if (value === null || value === undefined || typeof value === 'boolean') return false;
-  if (/tokens$/i.test(key) && typeof value !== 'string') return false;
-  return true;
 }
