@@ -10,6 +10,7 @@
 //   approval gates, ask()       → session/request_permission (asker.ts)
 //   session/cancel              → the run is aborted; stopReason cancelled
 // Loaded only by this command (src/cli/acp.ts), with the ACP SDK.
+import { invokeUntrusted } from '../policy/untrusted.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -123,7 +124,9 @@ export async function serveAcp(opts: AcpServeOptions, g: GlobalOptions, io: CliI
       session.running = running;
       // A run awaiting something with no timer behind it must not let Node exit mid-run.
       const keepAlive = setInterval(() => {}, 1 << 30);
-      const invocation = session.runtime.invoke(skill, { message }, { context: { signal: running.signal } });
+      // An ACP client is an untrusted caller (docs/security.md): the policy checks the request, with
+      // the one skill this server runs as the client's allow-list; trust: ask asks the client.
+      const invocation = invokeUntrusted(session.runtime.root, { name: 'an ACP client', allow: skill }, skill, { message }, { signal: running.signal });
       session.answered = invocation.catch(() => {});
       try {
         const value = await invocation;
