@@ -150,7 +150,7 @@ describe('SPEC §10: logging', () => {
 });
 
 describe('SPEC §8 / seed 003: event skills and the event middleware', () => {
-  test('a routed skill is invoked with the event envelope as args (and under `event`), with the route args', async (t) => {
+  test('a routed skill is invoked with the route args and the event envelope under `event` — nothing of the event at the top level', async (t) => {
     const { createRuntime } = await import('../src/index.ts');
     const dir = tempDir(t);
     fs.mkdirSync(path.join(dir, 'skills'));
@@ -160,7 +160,7 @@ describe('SPEC §8 / seed 003: event skills and the event middleware', () => {
     );
     fs.writeFileSync(
       path.join(dir, 'skills', 'on-deploy.skill.ts'),
-      "export const frontmatter = { name: 'on-deploy', description: 'records', metadata: { params: { type: 'object', properties: { topic: { type: 'string' }, type: { type: 'string' } }, required: ['topic', 'type'] } } };\n" +
+      "export const frontmatter = { name: 'on-deploy', description: 'records', metadata: { params: { type: 'object', properties: { channel: { type: 'string' }, event: { type: 'object' } }, required: ['event'], additionalProperties: false } } };\n" +
         "export default (ctx, args) => ctx.manager.invoke('event-emit', { topic: 'seen', type: 'seen', data: args });\n",
     );
     const rt = await createRuntime({ cwd: dir });
@@ -170,7 +170,7 @@ describe('SPEC §8 / seed 003: event skills and the event middleware', () => {
     const sent = (await rt.invoke('event-emit', { topic: 'deploy', type: 'started', data: { version: 7 } })) as Record<string, unknown>;
     const [seen] = (await rt.invoke('event-wait', { topic: 'seen', timeout: 2000 })) as { data: Record<string, any> }[];
     const args = seen!.data;
-    for (const key of ['id', 'topic', 'type', 'data', 'timestamp']) assert.deepEqual(args[key], sent[key], `args.${key} is the envelope's`);
+    assert.deepEqual(Object.keys(args).sort(), ['channel', 'event'], 'the route args and the envelope, no event field at the top level');
     assert.deepEqual(args.event, sent);
     assert.equal(args.channel, 'ops');
   });

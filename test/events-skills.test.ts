@@ -98,7 +98,7 @@ test('event state lives on globals.internals: events, eventQueues, eventBuffers'
 
 // ——— event-subscribe with a ref: handlers through the pipeline ———
 
-test('a ref handler is invoked through the full pipeline with { ...args, ...event, event }', async (t) => {
+test('a ref handler is invoked through the full pipeline with { ...args, event }', async (t) => {
   const rt = await eventsRuntime(t);
   const sub = await rt.invoke('event-subscribe', { topic: 'orders', ref: 'record', args: { tag: 'first' } });
   assert.deepEqual(sub, { topic: 'orders', ref: 'record', created: true, replayed: 0 });
@@ -454,7 +454,7 @@ test('routes in a project main.md are registered as soon as events are used, bef
   const dir = tempDir(t);
   fs.mkdirSync(path.join(dir, 'skills'));
   fs.writeFileSync(path.join(dir, 'skills', 'main.md'), '---\nmetadata:\n  event:\n    routes:\n      - { topic: deploy, ref: on-deploy }\n---\n');
-  fs.writeFileSync(path.join(dir, 'skills', 'on-deploy.skill.ts'), "export default async (ctx: any, a: any) => { ctx.manager.log({ level: 'warn', text: `deployed ${a.data}` }); };\n");
+  fs.writeFileSync(path.join(dir, 'skills', 'on-deploy.skill.ts'), "export default async (ctx: any, a: any) => { ctx.manager.log({ level: 'warn', text: `deployed ${a.event.data}` }); };\n");
   const rt = await createRuntime({ cwd: dir });
   t.after(() => rt.close());
   await rt.invoke('event-emit', { topic: 'deploy', type: 'release', data: 'v1' });

@@ -151,8 +151,11 @@ export interface AckResult {
   unknown: string[];
 }
 export interface EventBusOptions {
-  /** Runs a tool-ref handler; the kernel invokes `handler.ref` with `{ ...handler.args, event }`. */
-  dispatch: (handler: RefHandler, event: Event) => Promise<unknown>;
+  /**
+   * Runs a tool-ref handler; the kernel invokes `handler.ref` with `{ ...handler.args, event }`.
+   * `from: 'nats'`: the event came over NATS, written by another party (checked before it runs).
+   */
+  dispatch: (handler: RefHandler, event: Event, from?: 'nats') => Promise<unknown>;
   /** Called when a handler throws or rejects; `emit` never sees the error. */
   onHandlerError: (error: unknown, event: Event, handler: EventHandler) => void;
 }

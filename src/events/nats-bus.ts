@@ -417,7 +417,7 @@ export class NatsBus implements Bus {
     const made = await this.#ensureConsumer(durable, topic, replay);
     if (!this.#handlers.has(durable)) {
       const consumer = await retrying(() => this.nats.js.consumers.get(made.stream, durable));
-      this.#handlers.set(durable, this.#consume(consumer, (event) => this.#opts.dispatch(handler, event), handler, true));
+      this.#handlers.set(durable, this.#consume(consumer, (event) => this.#opts.dispatch(handler, event, 'nats'), handler, true));
     }
     return { topic, ref: handler.ref, created: made.created, replayed: made.replayed };
   }

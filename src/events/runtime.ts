@@ -4,7 +4,7 @@
 // JetStream when `events: { backend: nats }` says so (SPEC §19), loaded only then. Tool-ref
 // handlers run through the full pipeline from the root context; handler errors are logged
 // (never thrown into event-emit).
-import { EventBus, getEventState, type EventBusOptions } from './bus.ts';
+import { EventBus, getEventState, type EventBusOptions, type RefHandler } from './bus.ts';
 import { MemoryBus, type Bus } from './backend.ts';
 import { eventsConfig } from '../nats/config.ts';
 import { closeNats, natsFor } from '../nats/connect.ts';
@@ -23,9 +23,13 @@ export function eventBus(ctx: Context): EventBus {
 function busOptions(ctx: Context): EventBusOptions {
   const root = ctx.globals.internals.root;
   return {
-    // Seed 003: the handler is invoked "with the event envelope as args" — its fields at the top
-    // level, the whole envelope under `event` too, over the subscription's own args.
-    dispatch: (handler, event) => root.manager.invoke(handler.ref, { ...((handler.args as object | undefined) ?? {}), ...event, event }),
+    // The handler gets its subscription's own args and the envelope under `event`, nothing else
+    // (docs/events.md, "Handler args"): an event's fields never reach the top level, where
+    // `$context` would add middleware and a key named like a route arg would override it.
+    dispatch: async (handler, event, from) => {
+      if (from === 'nats' && (await refuseRemoteEvent(root, handler, event))) return undefined;
+      return root.manager.invoke(handler.ref, { ...((handler.args as object | undefined) ?? {}), event });
+    },
     onHandlerError: (error: unknown, event: Event, handler: EventHandler) => {
       const name = typeof handler === 'function' ? handler.name || 'function handler' : handler.ref;
       root.manager.log({
@@ -39,6 +43,38 @@ function busOptions(ctx: Context): EventBusOptions {
       });
     },
   };
+}
+
+/**
+ * An event that came over NATS was written by whoever may publish on its subject (docs/security.md,
+ * "The callers"): it is data. Its handler and the handler's args are this process's own config and
+ * run as they are; the event itself may carry no `$`-key or `__proto__` at any depth, and a ref
+ * the handler's params declare inside `event` (`x-ref`) must be a bare name — a URI there would
+ * load code. A refused event is logged (type `refused`, level warn) and settled, so it is acked
+ * and never redelivered; true when refused.
+ */
+async function refuseRemoteEvent(root: Context, handler: RefHandler, event: Event): Promise<boolean> {
+  const surface = { surface: 'an event from NATS' };
+  try {
+    // Loaded here, not at the top: a run that uses no NATS never pays for the policy module.
+    const { dataOnly, refsAreNames } = await import('../policy/untrusted.ts');
+    dataOnly(event, surface);
+    const { paths, cwd } = root.locals.config;
+    const tool = await root.globals.internals.kernel.resolve(handler.ref, paths, cwd);
+    refsAreNames(tool.name, tool.decl.params, { event }, surface);
+    return false;
+  } catch (error) {
+    root.manager.log({
+      type: 'refused',
+      tag: 'events',
+      level: 'warn',
+      code: (error as { code?: string })?.code ?? 'E_UNTRUSTED_REF',
+      text: `refused event ${String(event?.type).slice(0, 80)} on '${String(event?.topic).slice(0, 80)}' for handler '${handler.ref}': ${(error as Error)?.message ?? error}`,
+      topic: event?.topic,
+      eventId: event?.id,
+    });
+    return true;
+  }
 }
 
 /** The configured backend (memory or NATS), made on first use; a failed NATS connection is retried on the next use. */
