@@ -207,6 +207,14 @@ describe('mcp serve (stdio): prompts', () => {
     ]);
   });
 
+  test('a SKILL.md without params takes the format’s `arguments`, as a tool and as a prompt', async () => {
+    const { client } = await server();
+    const tool = (await client.listTools()).tools.find((x) => x.name === 'review')!;
+    assert.deepEqual(Object.keys((tool.inputSchema as { properties?: object }).properties ?? {}), ['arguments']);
+    const prompt = (await client.listPrompts()).prompts.find((p) => p.name === 'review')!;
+    assert.deepEqual(prompt.arguments?.map((a) => a.name), ['arguments']);
+  });
+
   test('prompts/get returns the prompt with its directives expanded for the args', async () => {
     const { client } = await server();
     const got = await client.getPrompt({ name: 'summarize', arguments: { text: 'Ada wrote the first program.', sentences: '3' } });

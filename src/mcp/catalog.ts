@@ -121,7 +121,7 @@ export class SkillCatalog {
           name: s.name,
           kind: s.kind,
           description: tool.decl.description,
-          params: tool.decl.params,
+          params: tool.decl.params ?? (s.kind === 'skill-folder' ? skillArguments(tool.skill?.argumentHint) : undefined),
           returns: tool.decl.returns,
           tool: modelInvocable && isCallable(tool.name, tool.decl.visibility === 'hidden', policy, undefined, undefined, isBuiltin(kernel, tool)).ok,
           prompt: PROMPT_KINDS.has(s.kind) && tool.skill?.userInvocable !== false,
@@ -135,6 +135,15 @@ export class SkillCatalog {
     this.#scannedAt = Date.now();
     return out;
   }
+}
+
+/**
+ * A SKILL.md that declares no params takes the format's one argument, `arguments` (what `$ARGUMENTS`
+ * and `$N` read): a client that sees an empty schema would never pass it.
+ */
+function skillArguments(hint: string | undefined): JsonObject {
+  const description = `The skill's arguments, space-separated (its $ARGUMENTS)${hint ? `: ${hint}` : ''}.`;
+  return { type: 'object', properties: { arguments: { type: 'string', description } } };
 }
 
 /** MCP wants an object schema for a tool's input: the skill's `params`, or an empty object schema. */
