@@ -12,6 +12,8 @@
 //   log events (bounded: a server that floods stderr costs a few KiB).
 // - Being our own transport, not the SDK's StdioClientTransport, makes the SDK probe the protocol
 //   era in place, on this one process, rather than on a throw-away second server process.
+// - One message (a line of its stdout) is at most the server's maxBytes: a longer one fails the
+//   calls in flight and the server is stopped, so memory stays bounded (docs/mcp.md, maxBytes).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import type { JSONRPCMessage, ReadBuffer, Transport } from '@modelcontextprotocol/client';
@@ -136,16 +138,36 @@ export class SpawnedTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+  /** A line longer than maxBytes arrived: the transport stops reading and closes. */
+  ontoolarge?: (maxBytes: number) => void;
   readonly #proc: SpawnedServer;
   readonly #buffer: ReadBuffer;
   readonly #serialize: (message: JSONRPCMessage) => string;
+  readonly #maxBytes: number;
+  /** Bytes of the line being read (since the last newline). */
+  #line = 0;
+  #tooLarge = false;
   #started = false;
   #closed = false;
 
-  constructor(proc: SpawnedServer, codec: { buffer: ReadBuffer; serialize: (message: JSONRPCMessage) => string }) {
+  /** `buffer` must not cap by itself (its cap counts a whole chunk of many lines): maxBytes is checked per line here. */
+  constructor(proc: SpawnedServer, codec: { buffer: ReadBuffer; serialize: (message: JSONRPCMessage) => string; maxBytes: number }) {
     this.#proc = proc;
     this.#buffer = codec.buffer;
     this.#serialize = codec.serialize;
+    this.#maxBytes = codec.maxBytes;
+  }
+
+  /** False once a line in `chunk` (with what came before it) is longer than maxBytes. */
+  #withinBound(chunk: Buffer): boolean {
+    for (let at = 0; ; ) {
+      const nl = chunk.indexOf(0x0a, at);
+      this.#line += (nl < 0 ? chunk.length : nl) - at;
+      if (this.#line > this.#maxBytes) return false;
+      if (nl < 0) return true;
+      this.#line = 0;
+      at = nl + 1;
+    }
   }
 
   /** What the SDK looks at to tell a stdio transport (its probe verdicts differ from HTTP's). */
@@ -171,6 +193,14 @@ export class SpawnedTransport implements Transport {
     };
     // A server that exited before we attached: closed at once (the stdout it wrote still counts).
     child.stdout?.on('data', (chunk: Buffer) => {
+      if (this.#tooLarge) return;
+      if (!this.#withinBound(chunk)) {
+        this.#tooLarge = true;
+        this.#buffer.clear();
+        this.ontoolarge?.(this.#maxBytes);
+        void this.close().catch(() => {});
+        return;
+      }
       try {
         this.#buffer.append(chunk);
         for (let message = this.#buffer.readMessage(); message !== null; message = this.#buffer.readMessage()) this.onmessage?.(message);

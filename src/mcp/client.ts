@@ -10,12 +10,17 @@
 //   the SDK's Streamable HTTP transport.
 // - Calls: the idle timeout is reset by progress (the SDK resets it only when `onprogress` is
 //   passed), an aborted context cancels the request, and results are mapped by SPEC §16.
-import { Client, ReadBuffer, StreamableHTTPClientTransport, serializeMessage, type CallToolResult, type Tool, type Transport } from '@modelcontextprotocol/client';
+// - Bounds (docs/mcp.md, maxBytes and maxCallMs): a response larger than the server's maxBytes
+//   fails the call and its stream is cancelled — over HTTP through the fetch handed to the SDK's
+//   transport (a JSON body in total, an SSE stream event by event), over stdio per line
+//   (client-stdio.ts); and a call lasts at most maxCallMs, however much progress it reports.
+import { Client, ReadBuffer, StreamableHTTPClientTransport, serializeMessage, type CallToolResult, type FetchLike, type Tool, type Transport } from '@modelcontextprotocol/client';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import { AbortError, AgentAppsError } from '../core/errors.ts';
 import type { LogInput } from '../core/types.ts';
 import { VERSION } from '../cli/version.ts';
-import { describeServer, whereConfigured, type ServerConfig } from './config.ts';
+import { describeServer, whereConfigured, type HttpServer, type ServerConfig } from './config.ts';
 import { SpawnedTransport, spawnServer, type ProcessInfo, type SpawnedServer } from './client-stdio.ts';
 
 /** A server's error text in an E_MCP_TOOL message is cut here. */
@@ -30,6 +35,44 @@ const START_TIMEOUT_MS = 60_000;
 export interface ConnectionHooks {
   /** Log events of the connection itself (stderr lines, start, exit): the runtime's root context. */
   log(event: LogInput): void;
+}
+
+/** Why a call (or the connect) was aborted: a response over maxBytes. */
+class TooLarge extends Error {
+  readonly maxBytes: number;
+  constructor(maxBytes: number) {
+    super(`a response exceeded maxBytes (${maxBytes} bytes)`);
+    this.maxBytes = maxBytes;
+  }
+}
+
+/** Why a call was aborted: maxCallMs passed. */
+class CallExpired extends Error {
+  readonly ms: number;
+  constructor(ms: number) {
+    super(`the call did not finish within ${ms} ms`);
+    this.ms = ms;
+  }
+}
+
+/**
+ * The call (or connect) a fetch of the HTTP transport serves, found through the async context
+ * the SDK's send runs in: a response over maxBytes aborts that one call, not its neighbours.
+ * `link`: the call's own requests are aborted with it, so a server that ignores the
+ * cancellation cannot keep its stream open. `settled`: what it guarded is over (the connect's
+ * context lives on in the long-lived GET stream).
+ */
+interface Guard {
+  ctl: AbortController;
+  link: boolean;
+  settled: boolean;
+}
+const guards = new AsyncLocalStorage<Guard>();
+
+/** What a stdio transport's overflow aborts: everything in flight (a line names no request until it is parsed). */
+interface Flight {
+  inflight: Set<AbortController>;
+  broken: boolean;
 }
 
 export interface CallHooks {
@@ -47,10 +90,12 @@ export class Connection {
   #client: Client;
   #process: ProcessInfo | undefined;
   #transport: Transport;
+  #flight: Flight;
   #closed = false;
 
-  private constructor(server: ServerConfig, client: Client, transport: Transport, tools: Tool[], protocol: string, startMs: number, info: ProcessInfo | undefined) {
+  private constructor(server: ServerConfig, client: Client, transport: Transport, tools: Tool[], protocol: string, startMs: number, info: ProcessInfo | undefined, flight: Flight) {
     this.#transport = transport;
+    this.#flight = flight;
     this.server = server;
     this.#client = client;
     this.tools = tools;
@@ -61,7 +106,7 @@ export class Connection {
 
   /** False once the server went away (crashed, exited, closed): the next use starts it again. */
   get alive(): boolean {
-    return !this.#closed && (this.#process === undefined || this.#process.exit === undefined);
+    return !this.#closed && !this.#flight.broken && (this.#process === undefined || this.#process.exit === undefined);
   }
 
   get pid(): number | undefined {
@@ -79,8 +124,9 @@ export class Connection {
     } catch (err) {
       // A stdio server that exits on a request before `initialize` (some SDKs' servers do) is a
       // legacy server: start it again with the plain 2025-11-25 handshake.
-      const code = (err as { cause?: { code?: unknown } }).cause?.code;
-      if (mode !== 'auto' || server.transport !== 'stdio' || code === 'ENOENT' || code === 'EACCES' || code === 'REQUEST_TIMEOUT') throw err;
+      const cause = (err as { cause?: { code?: unknown } }).cause;
+      const code = cause?.code;
+      if (cause instanceof TooLarge || mode !== 'auto' || server.transport !== 'stdio' || code === 'ENOENT' || code === 'EACCES' || code === 'REQUEST_TIMEOUT') throw err;
       hooks.log({ type: 'retry', tag: 'mcp', level: 'debug', server: server.name, text: `MCP server '${server.name}' closed on the protocol probe: starting it again with the 2025-11-25 handshake` });
       return Connection.#open(server, hooks, 'legacy');
     }
@@ -92,17 +138,27 @@ export class Connection {
     const client = new Client({ name: 'agent-apps', version: VERSION }, { versionNegotiation: { mode, probe: { timeoutMs: 5000 } } });
     let info: ProcessInfo | undefined;
     let transport: Transport;
+    const opening = new AbortController();
+    const flight: Flight = { inflight: new Set([opening]), broken: false };
     if (server.transport === 'stdio') {
       const proc = spawned ?? spawnServer(server, hooks.log);
       info = proc.info;
-      transport = new SpawnedTransport(proc, { buffer: new ReadBuffer(), serialize: serializeMessage });
+      // The SDK's buffer caps a whole chunk (many lines at once): the transport bounds each line instead.
+      const spawnedTransport = new SpawnedTransport(proc, { buffer: new ReadBuffer({ maxBufferSize: Number.POSITIVE_INFINITY }), serialize: serializeMessage, maxBytes: server.maxBytes });
+      spawnedTransport.ontoolarge = (max) => {
+        flight.broken = true;
+        hooks.log({ type: 'warn', tag: 'mcp', level: 'warn', server: server.name, text: `MCP server '${server.name}' wrote a message over maxBytes (${max} bytes): the calls in flight fail and the server is stopped` });
+        for (const ctl of flight.inflight) ctl.abort(new TooLarge(max));
+      };
+      transport = spawnedTransport;
     } else {
-      transport = new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } });
+      transport = new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers }, fetch: boundedFetch(server, hooks.log) });
     }
+    const guard: Guard = { ctl: opening, link: false, settled: false };
     try {
-      await client.connect(transport, { timeout: startTimeout });
+      await guards.run(guard, () => client.connect(transport, { timeout: startTimeout, signal: opening.signal }));
       const tools: Tool[] = [];
-      const listed = await client.listTools(undefined, { timeout: startTimeout });
+      const listed = await guards.run(guard, () => client.listTools(undefined, { timeout: startTimeout, signal: opening.signal }));
       for (const t of listed.tools) {
         if (tools.length >= MAX_TOOLS) {
           hooks.log({ type: 'warn', tag: 'mcp', level: 'warn', server: server.name, text: `MCP server '${server.name}' lists more than ${MAX_TOOLS} tools: the rest are ignored` });
@@ -113,9 +169,13 @@ export class Connection {
       const protocol = client.getNegotiatedProtocolVersion() ?? 'unknown';
       const startMs = performance.now() - t0;
       hooks.log({ type: 'server-start', tag: 'mcp', level: 'debug', server: server.name, protocol, tools: tools.length, ms: Math.round(startMs), text: `MCP server '${server.name}' ready in ${Math.round(startMs)} ms (protocol ${protocol}, ${tools.length} tools)` });
-      return new Connection(server, client, transport, tools, protocol, startMs, info);
+      flight.inflight.delete(opening);
+      guard.settled = true;
+      return new Connection(server, client, transport, tools, protocol, startMs, info, flight);
     } catch (err) {
       await closeQuietly(client, transport);
+      const reason: unknown = opening.signal.reason;
+      if (reason instanceof TooLarge) throw tooLargeError(server, 'the connect', reason);
       throw connectError(server, info?.error ?? err, info, startTimeout);
     }
   }
@@ -124,21 +184,44 @@ export class Connection {
   async call(tool: string, args: unknown, hooks: CallHooks = {}): Promise<unknown> {
     const server = this.server;
     if (hooks.signal?.aborted) throw new AbortError(hooks.signal.reason);
+    if (this.#flight.broken) throw new AgentAppsError('E_MCP', `MCP server '${server.name}' is being stopped (it wrote a message over maxBytes) — it starts again on next use`);
+    // One signal for the SDK: the caller's abort, maxCallMs, and a response over maxBytes.
+    const ctl = new AbortController();
+    const onAbort = () => ctl.abort(hooks.signal?.reason);
+    hooks.signal?.addEventListener('abort', onAbort, { once: true });
+    // The SDK's maxTotalTimeout is only looked at when progress arrives, and then fails the call
+    // without cancelling it: the cap is this timer, which cancels through the signal.
+    // (A timer longer than 2^31-1 ms would fire at once: no call waits that long anyway.)
+    const timer = setTimeout(() => ctl.abort(new CallExpired(server.maxCallMs)), Math.min(server.maxCallMs, 2 ** 31 - 1));
+    this.#flight.inflight.add(ctl);
     let result: CallToolResult;
     try {
-      result = (await this.#client.callTool(
-        { name: tool, arguments: (args ?? {}) as Record<string, unknown> },
-        {
-          timeout: server.timeoutMs,
-          // The SDK asks for progress (and resets its timeout on it) only with a callback.
-          onprogress: (p) => hooks.onProgress?.({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message !== undefined ? { message: p.message } : {}) }),
-          resetTimeoutOnProgress: true,
-          signal: hooks.signal,
-        },
+      result = (await guards.run({ ctl, link: true, settled: false }, () =>
+        this.#client.callTool(
+          { name: tool, arguments: (args ?? {}) as Record<string, unknown> },
+          {
+            timeout: server.timeoutMs,
+            // The SDK asks for progress (and resets its timeout on it) only with a callback.
+            onprogress: (p) => hooks.onProgress?.({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message !== undefined ? { message: p.message } : {}) }),
+            resetTimeoutOnProgress: true,
+            signal: ctl.signal,
+          },
+        ),
       )) as CallToolResult;
     } catch (err) {
+      const reason: unknown = ctl.signal.reason;
+      if (reason instanceof TooLarge) throw tooLargeError(server, `tools/call '${tool}'`, reason);
+      if (reason instanceof CallExpired) {
+        throw new AgentAppsError('E_MCP', `MCP server '${server.name}' did not finish tools/call '${tool}' within ${reason.ms} ms (${server.source.key}.maxCallMs), progress notwithstanding: the call is cancelled — check the server, or raise ${server.source.key}.maxCallMs`, { cause: err });
+      }
       if (hooks.signal?.aborted) throw new AbortError(hooks.signal.reason);
       throw callError(server, tool, err, this.#process);
+    } finally {
+      clearTimeout(timer);
+      hooks.signal?.removeEventListener('abort', onAbort);
+      this.#flight.inflight.delete(ctl);
+      // What is left of the call's HTTP requests (a stream the server keeps open) is closed.
+      if (!ctl.signal.aborted) ctl.abort(new Error('the call is over'));
     }
     if (result.isError) {
       const text = textOf(result) || JSON.stringify(result.content ?? []);
@@ -160,6 +243,93 @@ async function closeQuietly(client: Client, transport: Transport | undefined): P
   clearTimeout(timer);
   // The SDK closes its transport; a connect that failed early may not have: close ours for sure.
   await transport?.close().catch(() => {});
+}
+
+// ── bounded responses over HTTP ───────────────────────────────────────────────────────────
+
+/**
+ * The fetch of the HTTP transport: every response body goes through a byte count, and one over
+ * the server's maxBytes is cut — the body errors, which cancels the HTTP response (the socket is
+ * closed) — and aborts the call whose request it answers.
+ */
+function boundedFetch(server: HttpServer, log: (event: LogInput) => void): FetchLike {
+  return async (url, init) => {
+    const guard = guards.getStore();
+    // A call's own requests end with it; its notifications (the cancellation itself) do not.
+    const linked = guard?.link && !guard.ctl.signal.aborted && carriesRequest(init?.body) ? guard.ctl.signal : undefined;
+    const signal = linked && init?.signal ? AbortSignal.any([init.signal, linked]) : (linked ?? init?.signal ?? undefined);
+    const response = await fetch(url, { ...init, ...(signal ? { signal } : {}) });
+    // Bodies a Response cannot be built with (204, 304 …) carry nothing to bound.
+    if (!response.body || response.status < 200 || [204, 205, 304].includes(response.status)) return response;
+    const over = (): Error => {
+      const err = new TooLarge(server.maxBytes);
+      if (guard && !guard.settled && !guard.ctl.signal.aborted) guard.ctl.abort(err);
+      else log({ type: 'warn', tag: 'mcp', level: 'warn', server: server.name, text: `MCP server '${server.name}' sent a response over maxBytes (${server.maxBytes} bytes): its stream is cut` });
+      return err;
+    };
+    const sse = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase() === 'text/event-stream';
+    const bounded = new Response(response.body.pipeThrough(sse ? eventBound(server.maxBytes, over) : totalBound(server.maxBytes, over)), { status: response.status, statusText: response.statusText, headers: response.headers });
+    // The SDK reads these for redirects.
+    Object.defineProperties(bounded, { url: { value: response.url }, redirected: { value: response.redirected }, type: { value: response.type } });
+    return bounded;
+  };
+}
+
+/** A JSON-RPC request (not only notifications) in a POST body: the SDK sends them as JSON text. */
+function carriesRequest(body: unknown): boolean {
+  if (body === undefined || body === null) return true; // a GET: the call's stream, resumed
+  if (typeof body !== 'string') return false;
+  try {
+    const parsed: unknown = JSON.parse(body);
+    const isRequest = (m: unknown) => typeof m === 'object' && m !== null && 'method' in m && 'id' in m;
+    return Array.isArray(parsed) ? parsed.some(isRequest) : isRequest(parsed);
+  } catch {
+    return false;
+  }
+}
+
+/** A whole body (JSON, an error page) of at most `max` bytes. */
+function totalBound(max: number, over: () => Error): TransformStream<Uint8Array, Uint8Array> {
+  let seen = 0;
+  return new TransformStream({
+    transform(chunk, out) {
+      seen += chunk.byteLength;
+      if (seen > max) throw over();
+      out.enqueue(chunk);
+    },
+  });
+}
+
+/**
+ * An SSE stream whose events are at most `max` bytes each (what the SDK's parser buffers until
+ * the blank line that ends an event); the stream itself may go on, bounded by maxCallMs.
+ */
+function eventBound(max: number, over: () => Error): TransformStream<Uint8Array, Uint8Array> {
+  let line = 0;
+  let event = 0;
+  let afterCR = false;
+  return new TransformStream({
+    transform(chunk, out) {
+      for (let i = 0; i < chunk.length; i++) {
+        const b = chunk[i]!;
+        if (b === 0x0a || b === 0x0d) {
+          // CR, LF and CRLF each end a line; an empty line ends the event.
+          if (b === 0x0a && afterCR) {
+            afterCR = false;
+            continue;
+          }
+          afterCR = b === 0x0d;
+          if (line === 0) event = 0;
+          line = 0;
+        } else {
+          afterCR = false;
+          line++;
+          if (++event > max) throw over();
+        }
+      }
+      out.enqueue(chunk);
+    },
+  });
 }
 
 // ── results ───────────────────────────────────────────────────────────────────────────────
@@ -235,6 +405,12 @@ function connectError(server: ServerConfig, err: unknown, info: ProcessInfo | un
     check = server.transport === 'http' ? `check that ${server.url} is reachable and its headers (${where})` : `check ${where}`;
   }
   return new AgentAppsError('E_MCP', `MCP server ${describeServer(server)} could not ${server.transport === 'stdio' ? 'start' : 'connect'}: ${why.replace(/\.$/, '')}.${stderrTail(info)} — ${check}`, { cause: err });
+}
+
+/** `cause` is the TooLarge itself: Connection.open does not retry after one. */
+function tooLargeError(server: ServerConfig, what: string, cause: TooLarge): AgentAppsError {
+  const after = server.transport === 'stdio' ? 'the server is stopped (it starts again on next use)' : 'its stream is cancelled';
+  return new AgentAppsError('E_MCP', `MCP server '${server.name}': a response during ${what} exceeded maxBytes (${server.maxBytes} bytes, ${server.source.key}.maxBytes); ${after} — check the server, or raise ${server.source.key}.maxBytes`, { cause });
 }
 
 function callError(server: ServerConfig, tool: string, err: unknown, info: ProcessInfo | undefined): AgentAppsError {

@@ -14,6 +14,10 @@ export type ProtocolPin = (typeof PROTOCOLS)[number];
 
 /** Idle timeout of a call (reset by progress) and of the connect: SPEC §16's default. */
 export const DEFAULT_TIMEOUT_MS = 60_000;
+/** One response or message from a server, at most (docs/mcp.md, `maxBytes`): 10 MiB. */
+export const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
+/** A call's total time, progress or not (docs/mcp.md, `maxCallMs`): 10 minutes. */
+export const DEFAULT_MAX_CALL_MS = 600_000;
 
 interface Common {
   /** The server's name as configured (`fs`); its tools' bare names start with `prefix`. */
@@ -21,6 +25,10 @@ interface Common {
   /** The normalised name: `my_fs` → `my-fs`. */
   prefix: string;
   timeoutMs: number;
+  /** The largest response (HTTP body, SSE event, stdio line) read from it: bigger ones fail the call. */
+  maxBytes: number;
+  /** A call's total time, which progress does not extend (timeoutMs is the idle timeout). */
+  maxCallMs: number;
   /** Skips the era probe. */
   protocol?: ProtocolPin;
   /** `trust: ask | deny | allow` (SPEC §17): how calls of its tools from agent code are gated; its tools' own `trust` metadata. */
@@ -104,8 +112,8 @@ export interface ParseContext {
   authority?: { root: string; dir: string };
 }
 
-const STDIO_KEYS = new Set(['type', 'command', 'args', 'env', 'cwd', 'timeoutMs', 'protocol', 'trust']);
-const HTTP_KEYS = new Set(['type', 'url', 'headers', 'timeoutMs', 'protocol', 'trust']);
+const STDIO_KEYS = new Set(['type', 'command', 'args', 'env', 'cwd', 'timeoutMs', 'maxBytes', 'maxCallMs', 'protocol', 'trust']);
+const HTTP_KEYS = new Set(['type', 'url', 'headers', 'timeoutMs', 'maxBytes', 'maxCallMs', 'protocol', 'trust']);
 
 /** One server entry, interpolated and checked. Throws E_CONFIG naming the file and key. */
 export function parseServer(name: string, raw: unknown, pc: ParseContext): ServerConfig {
@@ -123,13 +131,23 @@ export function parseServer(name: string, raw: unknown, pc: ParseContext): Serve
   const known = isHttp ? HTTP_KEYS : STDIO_KEYS;
   if (!pc.lenient) {
     for (const key of Object.keys(value)) {
-      if (!known.has(key)) throw bad(key, `unknown key '${key}' — a ${isHttp ? 'HTTP server has url, headers' : 'stdio server has command, args, env, cwd'}, timeoutMs, protocol, trust`);
+      if (!known.has(key)) throw bad(key, `unknown key '${key}' — a ${isHttp ? 'HTTP server has url, headers' : 'stdio server has command, args, env, cwd'}, timeoutMs, maxBytes, maxCallMs, protocol, trust`);
     }
   }
   let timeoutMs = DEFAULT_TIMEOUT_MS;
   if (value.timeoutMs !== undefined) {
     if (typeof value.timeoutMs !== 'number' || !Number.isFinite(value.timeoutMs) || value.timeoutMs <= 0) throw bad('timeoutMs', `timeoutMs must be a positive number of milliseconds, got ${JSON.stringify(value.timeoutMs)}`);
     timeoutMs = value.timeoutMs;
+  }
+  let maxBytes = DEFAULT_MAX_BYTES;
+  if (value.maxBytes !== undefined) {
+    if (typeof value.maxBytes !== 'number' || !Number.isSafeInteger(value.maxBytes) || value.maxBytes <= 0) throw bad('maxBytes', `maxBytes must be a positive whole number of bytes, got ${JSON.stringify(value.maxBytes)}`);
+    maxBytes = value.maxBytes;
+  }
+  let maxCallMs = DEFAULT_MAX_CALL_MS;
+  if (value.maxCallMs !== undefined) {
+    if (typeof value.maxCallMs !== 'number' || !Number.isFinite(value.maxCallMs) || value.maxCallMs <= 0) throw bad('maxCallMs', `maxCallMs must be a positive number of milliseconds, got ${JSON.stringify(value.maxCallMs)}`);
+    maxCallMs = value.maxCallMs;
   }
   let protocol: ProtocolPin | undefined;
   if (value.protocol !== undefined) {
@@ -138,7 +156,7 @@ export function parseServer(name: string, raw: unknown, pc: ParseContext): Serve
   }
   if (value.trust !== undefined && value.trust !== 'allow' && value.trust !== 'ask' && value.trust !== 'deny') throw bad('trust', `trust must be ask, deny or allow, got ${JSON.stringify(value.trust)}`);
   const trust = value.trust as 'allow' | 'ask' | 'deny' | undefined;
-  const common = { name, prefix, timeoutMs, protocol, ...(trust ? { trust } : {}), source: { file: pc.file, key: pc.key }, authority: pc.authority };
+  const common = { name, prefix, timeoutMs, maxBytes, maxCallMs, protocol, ...(trust ? { trust } : {}), source: { file: pc.file, key: pc.key }, authority: pc.authority };
   if (isHttp) {
     if (typeof value.url !== 'string' || !value.url) throw bad('url', 'url must be the server’s Streamable HTTP endpoint (https://…/mcp)');
     let url: URL;
