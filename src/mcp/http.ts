@@ -8,6 +8,10 @@
 //
 // In front of both: the path, DNS-rebinding protection on a loopback bind (Host and Origin must
 // name a loopback host), and the bearer token when one is configured.
+//
+// The session table is bounded and a session in use is never evicted: a full table answers a new
+// `initialize` with 503, so that one client opening sessions in a loop cannot end another's
+// (docs/mcp.md, "Streamable HTTP"); idle sessions are closed by the sweep.
 import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
 import http from 'node:http';
 import { classifyInboundRequest, createMcpHandler, isInitializeRequest } from '@modelcontextprotocol/server';
@@ -64,6 +68,8 @@ export async function serveHttp(skills: SkillHost | (() => Server), opts: HttpOp
   const modern = createMcpHandler(() => make(), { onerror: onError });
   const modernNode = toNodeHandler(modern, { onerror: onError });
   const sessions = new Map<string, { transport: NodeStreamableHTTPServerTransport; usedAt: number }>();
+  /** initialize requests between the check and their session's entry. */
+  let opening = 0;
   const loopback = isLoopback(opts.host);
   const allowedHosts = [...new Set([...LOOPBACK_NAMES, opts.host.includes(':') ? `[${opts.host}]` : opts.host])];
   // A non-loopback bind is reached under names we cannot know: the token is what protects it.
@@ -80,28 +86,36 @@ export async function serveHttp(skills: SkillHost | (() => Server), opts: HttpOp
       return session.transport.handleRequest(req, res, body);
     }
     if (req.method === 'POST' && isInitializeRequest(body)) {
-      if (sessions.size >= MAX_SESSIONS) evictOldest();
-      const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (sid) => void sessions.set(sid, { transport, usedAt: Date.now() }),
-      });
-      transport.onclose = () => {
-        if (transport.sessionId) sessions.delete(transport.sessionId);
+      // Counted with those still opening, so that a burst of initialize calls cannot overshoot.
+      if (sessions.size + opening >= MAX_SESSIONS) {
+        const id = (body as { id?: unknown }).id;
+        return json(res, 503, { ...rpcError(-32000, `Server at its session limit (${MAX_SESSIONS} sessions): try again later, or close idle sessions (DELETE with their Mcp-Session-Id)`), id: typeof id === 'string' || typeof id === 'number' ? id : null });
+      }
+      opening++;
+      let counted = true;
+      const settle = () => {
+        if (counted) opening--;
+        counted = false;
       };
-      await make().connect(transport);
-      return transport.handleRequest(req, res, body);
+      try {
+        const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (sid) => {
+            settle();
+            sessions.set(sid, { transport, usedAt: Date.now() });
+          },
+        });
+        transport.onclose = () => {
+          if (transport.sessionId) sessions.delete(transport.sessionId);
+        };
+        await make().connect(transport);
+        return await transport.handleRequest(req, res, body);
+      } finally {
+        settle();
+      }
     }
     // A 2025-era request outside any session: answered statelessly by a fresh instance.
     return modernNode(req, res, body);
-  }
-
-  function evictOldest(): void {
-    let oldest: [string, { transport: NodeStreamableHTTPServerTransport; usedAt: number }] | undefined;
-    for (const entry of sessions) if (!oldest || entry[1].usedAt < oldest[1].usedAt) oldest = entry;
-    if (oldest) {
-      sessions.delete(oldest[0]);
-      void oldest[1].transport.close().catch(() => {});
-    }
   }
 
   const sweep = setInterval(() => {
@@ -129,7 +143,7 @@ export async function serveHttp(skills: SkillHost | (() => Server), opts: HttpOp
     if (!checkHost(req, res) || !checkOrigin(req, res)) return;
     if (token && !authorized(req, token)) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="agent-apps"');
-      return json(res, 401, rpcError(-32001, 'Unauthorized: send Authorization: Bearer <token> (--token / AGENT_APPS_MCP_TOKEN)'));
+      return json(res, 401, rpcError(-32001, 'Unauthorized: send Authorization: Bearer <token> (--token-file / AGENT_APPS_MCP_TOKEN / --token)'));
     }
     let body: unknown;
     if (req.method === 'POST') {
