@@ -24,6 +24,7 @@ import { AgentAppsError } from '../core/errors.ts';
 import { isPathRef } from '../loader/names.ts';
 import { parseAllowedTools, type MatchEnv } from '../kernel/allowed-tools.ts';
 import { isPlainObject } from '../core/path.ts';
+import { isSecretKey, redact, REDACTED } from '../core/redact.ts';
 import { isCallable, type VisibleOptions } from '../policy/callable.ts';
 import { checkArgs, isBuiltin, noProtoKeys, refsAreNames, sanitizeArgs, untrustedRef, type CallerPolicy, type Gates } from '../policy/untrusted.ts';
 import { ApprovalState, denied, isRecorded, passGate, refuseByTrust, trustOf } from '../policy/approval.ts';
@@ -260,29 +261,17 @@ function checkSetPath(p: unknown): string {
   return path;
 }
 
-const SECRET = /key|token|secret|password|passwd|authorization|credential|bearer|cookie/i;
-const SECRET_VALUE = /^\s*(?:bearer|basic|token)\s+\S/i;
-
-/**
- * A value under a secret-looking key (the log's redaction rule: counts named …Tokens and flags are
- * not secrets), or a string that reads as a credential (`Bearer …`) under any key.
- */
-function isSecret(key: string, value: unknown): boolean {
-  if (typeof value === 'string' && SECRET_VALUE.test(value)) return true;
-  if (!SECRET.test(key) || key === 'rootContextId') return false;
-  if (value === null || value === undefined || typeof value === 'boolean') return false;
-  return !(/tokens$/i.test(key) && typeof value !== 'string');
-}
-
 /**
  * What `get(path)` returns: a JSON copy with the hidden paths left out and secrets redacted, at any
- * depth and whichever ancestor was asked for.
+ * depth and whichever ancestor was asked for — by the redaction every output shares
+ * (src/core/redact.ts, docs/security.md "Secrets"): by key here, as the path is walked, and inside
+ * strings over the copy.
  */
 export function scrub(value: unknown, at: string): unknown {
   let nodes = 0;
   const seen = new Set<object>();
   const copy = (v: unknown, p: string, key: string): unknown => {
-    if (isSecret(key, v)) return '[REDACTED]';
+    if (isSecretKey(key, v)) return REDACTED;
     if (v === undefined || typeof v === 'function' || typeof v === 'symbol') return undefined;
     if (typeof v === 'bigint') return String(v);
     if (v === null || typeof v !== 'object') return typeof v === 'number' && !Number.isFinite(v) ? null : v;
@@ -304,7 +293,7 @@ export function scrub(value: unknown, at: string): unknown {
       seen.delete(v);
     }
   };
-  return copy(value, at, at.slice(at.lastIndexOf('.') + 1)) ?? null;
+  return redact(copy(value, at, at.slice(at.lastIndexOf('.') + 1)) ?? null);
 }
 
 const LEVELS = new Set(['trace', 'debug', 'info', 'warn', 'error']);
