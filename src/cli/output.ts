@@ -3,6 +3,7 @@
 import { AbortError, AgentAppsError, ValidationError } from '../core/errors.ts';
 import { escapeControl } from './escape.ts';
 import { safeJsonReplacer } from '../core/json.ts';
+import { redactString } from '../core/redact.ts';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, refused: 3, interrupted: 130, terminated: 143 } as const;
 
@@ -63,7 +64,8 @@ export function colorLevel(stream: { isTTY?: boolean }, enabled: boolean, env: N
 /**
  * An error as the CLI states it: its code (none for commander's own or an error without one) and
  * its message on one line, with no terminal control from text that may quote model or agent
- * output (SPEC §15). The stderr line and stream-json's result say the same.
+ * output (SPEC §15), and no credential it quotes (a URL's password, a token: docs/security.md,
+ * "Secrets"). The stderr line and stream-json's result say the same.
  */
 export function describeError(err: unknown): { code: string | undefined; message: string } {
   const e = err as { code?: string; message?: string } | null | undefined;
@@ -71,7 +73,7 @@ export function describeError(err: unknown): { code: string | undefined; message
   let text = withEnumValues(String(e?.message ?? err), err);
   // Node's system errors start with their code (`ENOENT: no such file …`): print it once.
   if (code && text.startsWith(`${code}: `)) text = text.slice(code.length + 2);
-  return { code, message: escapeControl(text.replace(/\s*\n\s*/g, ' ').trim()) };
+  return { code, message: escapeControl(redactString(text.replace(/\s*\n\s*/g, ' ').trim())) };
 }
 
 export function formatError(err: unknown, opts: { debug: boolean; paint: Painter }): string {
@@ -82,7 +84,7 @@ export function formatError(err: unknown, opts: { debug: boolean; paint: Painter
   if (code === 'E_TOOL_NOT_FOUND' && !(err as { suggestions?: string[] }).suggestions?.length && !/\(/.test(message)) line += opts.paint.dim(' — `agent-apps list` shows the skills on the search paths');
   // Lines that belong under the message (a drifted cassette's diff), escaped line by line.
   const detail = (err as { detail?: unknown } | null)?.detail;
-  if (typeof detail === 'string' && detail) line += '\n' + detail.replace(/\n$/, '').split('\n').map((l) => escapeControl(l, { newlines: true })).join('\n');
+  if (typeof detail === 'string' && detail) line += '\n' + detail.replace(/\n$/, '').split('\n').map((l) => escapeControl(redactString(l), { newlines: true })).join('\n');
   if (opts.debug && e?.stack) {
     // The stack starts with the message, which may span lines; the frames start at the first `at`.
     const lines = e.stack.split('\n');

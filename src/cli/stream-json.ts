@@ -11,6 +11,7 @@
 import type { ProgressSink } from '../agent/trace.ts';
 import type { LogEvent, Reporter } from '../core/types.ts';
 import { safeJsonReplacer } from '../core/json.ts';
+import { redact } from '../core/redact.ts';
 import { describeError, EXIT } from './output.ts';
 import type { RunDenial, RunReport } from './run-report.ts';
 
@@ -142,7 +143,9 @@ export class StreamJson {
     if (this.#ended) return;
     let text: string;
     try {
-      text = JSON.stringify(value, safeJsonReplacer());
+      // Secrets are redacted on every line (docs/security.md, "Secrets") — args, agent events,
+      // error messages — except the skill's own result, which is what the run was asked for.
+      text = JSON.stringify(value.type === 'result' && 'result' in value ? redactOutcome(value) : redact(value), safeJsonReplacer());
     } catch (err) {
       // A value whose toJSON or getter throws: the line still says what it was.
       text = JSON.stringify({ type: value.type, unprintable: (err as Error)?.message ?? String(err) });
@@ -150,6 +153,12 @@ export class StreamJson {
     // stdout to a pipe or a file is written synchronously (Node on POSIX): lines never interleave.
     this.#out.write(text + '\n');
   }
+}
+
+/** A successful result line redacted but for its result, which stays where it was (after `ok`). */
+function redactOutcome(line: Record<string, unknown>): Record<string, unknown> {
+  const { type, ok, result, ...rest } = line;
+  return { type, ok, result, ...(redact(rest) as Record<string, unknown>) };
 }
 
 /** An error without a code of its own, by the exit code it gives. */
