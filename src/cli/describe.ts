@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { createRuntime } from '../runtime.ts';
 import { yaml } from '../core/yaml.ts';
+import { redact } from '../core/redact.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import { diagnosticText } from '../loader/agent-skills.ts';
 import { painter } from './output.ts';
@@ -34,7 +35,9 @@ Examples:
       const g = globalsOf(cmd);
       const runtime = await createRuntime(runtimeOptions(g));
       try {
-        const d = await runtime.describe(skill);
+        // The resolved cascade holds what mains and --set configure, credentials too: printed
+        // redacted, as the log and agent code see it (docs/security.md, "Secrets").
+        const d = redact(await runtime.describe(skill)) as Awaited<ReturnType<typeof runtime.describe>>;
         const config = runtime.root.locals.config;
         const kernel = runtime.root.globals.internals.kernel;
         const tool = await kernel.resolve(skill, config.paths, config.cwd);

@@ -6,6 +6,7 @@ import { createRuntime } from '../runtime.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import { LIBRARY_ROOT } from '../loader/search-paths.ts';
 import { painter } from './output.ts';
+import { redact } from '../core/redact.ts';
 import { globalsOf, runtimeOptions } from './runtime-options.ts';
 import type { CliIO } from './io.ts';
 import type { ToolSummary } from '../core/types.ts';
@@ -34,7 +35,8 @@ Examples:
       try {
         const config = runtime.root.locals.config;
         // A listing for a person: SKILL.md's user-invocable / disable-model-invocation decide (SPEC §3.1).
-        const list = await runtime.root.globals.internals.kernel.registry.list(config.paths, { all: !!opts.all, user: true });
+        // Errors may quote what configured them (an MCP server's URL): redacted (docs/security.md, "Secrets").
+        const list = redact(await runtime.root.globals.internals.kernel.registry.list(config.paths, { all: !!opts.all, user: true })) as ToolSummary[];
         const cwd = config.cwd;
         if (g.json) io.stdout.write(JSON.stringify(list) + '\n');
         else io.stdout.write(await table(list, cwd, g.color !== false, io));
