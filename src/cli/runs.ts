@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { AgentAppsError } from '../core/errors.ts';
 import type { LogEvent } from '../core/types.ts';
+import { redact, redactString } from '../core/redact.ts';
 import { findWorkspace } from '../loader/search-paths.ts';
 import { EXIT, exitCodeFor, painter, type Painter } from './output.ts';
 import { KEEP_RUNS, RUNS_DIR, escapeControl, recordsRuns } from './reporters.ts';
@@ -170,7 +171,7 @@ export function summarize(dir: string, run: RunFile, now = Date.now()): RunSumma
     const status = statusOf(exitCode);
     const ended = summary(status, exitCode, durationMs);
     if (status === 'failed' || status === 'refused') {
-      const message = typeof end.text === 'string' ? end.text.replace(/^run \S+: /, '') : '';
+      const message = typeof end.text === 'string' ? redactString(end.text.replace(/^run \S+: /, '')) : '';
       ended.error = { ...(typeof end.code === 'string' ? { code: end.code } : {}), message };
     }
     return ended;
@@ -264,7 +265,10 @@ Examples:
     .action(async (id: string, _opts: unknown, cmd: Command) => {
       const g = globalsOf(cmd);
       const dir = runsDirOf(g);
-      const run = readRun(dir, findRun(dir, id));
+      const read = readRun(dir, findRun(dir, id));
+      // A run file is redacted as it is written; one from an older version, or written by other
+      // means, is redacted as it is shown (docs/security.md, "Secrets").
+      const run = { ...read, events: read.events.map((e) => redact(e) as LogEvent) };
       warnMalformed(run, io, await painter(io.stderr, g.color !== false));
       if (g.json) {
         for (const e of run.events) io.stdout.write(JSON.stringify(e) + '\n');

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { AgentAppsError } from '../core/errors.ts';
 import { LEVELS } from '../kernel/log.ts';
+import { redact } from '../core/redact.ts';
 import { escapeControl } from './reporters.ts';
 import { findRun, runIds, runsDirOf } from './runs.ts';
 import type { LogEvent, LogLevel } from '../core/types.ts';
@@ -54,7 +55,11 @@ Examples:
       const paint = await painter(io.stdout, g.color !== false);
       const keep = (e: LogEvent) =>
         (!opts.tag || e.tag === opts.tag) && (!opts.type || e.type === opts.type) && (!opts.level || LEVELS[e.level] >= LEVELS[opts.level as LogLevel]);
-      const print = (e: LogEvent) => io.stdout.write((g.json ? JSON.stringify(e) : formatEvent(e, paint)) + '\n');
+      // Redacted as shown too: a run file from an older version may hold secrets (docs/security.md, "Secrets").
+      const print = (event: LogEvent) => {
+        const e = redact(event) as LogEvent;
+        io.stdout.write((g.json ? JSON.stringify(e) : formatEvent(e, paint)) + '\n');
+      };
       let offset = 0;
       const read = (): LogEvent[] => {
         const text = fs.readFileSync(file, 'utf8');
