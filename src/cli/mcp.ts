@@ -19,7 +19,8 @@ Examples:
     .command('serve')
     .description('serve the public skills as MCP tools (Markdown and SKILL.md skills also as prompts)')
     .option('--http <[host:]port>', 'Streamable HTTP at /mcp instead of stdio; the host defaults to 127.0.0.1')
-    .option('--token <token>', 'bearer token HTTP clients must send (default: AGENT_APPS_MCP_TOKEN); required off loopback')
+    .option('--token-file <path>', 'read the bearer token HTTP clients must send from this file (default: AGENT_APPS_MCP_TOKEN); a token is required off loopback')
+    .option('--token <token>', 'the bearer token itself — visible to other local users in the process list: prefer --token-file or AGENT_APPS_MCP_TOKEN')
     .option('--allow <patterns>', 'serve only the skills these allowed-tools patterns name, e.g. "greet file-read(path=docs/*)"')
     .addHelpText(
       'after',
@@ -34,13 +35,18 @@ Examples:
   $ agent-apps mcp serve
   $ agent-apps mcp serve --allow "greet summarize file-read(path=docs/*)"
   $ agent-apps mcp serve --http 8808
+  $ agent-apps mcp serve --http 0.0.0.0:8808 --token-file ~/.config/agent-apps/mcp-token
   $ AGENT_APPS_MCP_TOKEN=s3cret agent-apps mcp serve --http 0.0.0.0:8808
   $ claude mcp add skills -- agent-apps mcp serve --cwd ~/project
 
+Over HTTP, a 2025-11-25 client's initialize opens a session; when the session table is full, a
+new one is refused with 503 (sessions in use are never closed for it; idle ones close after 30
+minutes).
+
 Exit codes: 0 when the client closed stdin, 2 usage error (e.g. a non-loopback --http without a
-token), 130 SIGINT, 143 SIGTERM.`,
+token, an unreadable or empty --token-file, --token with --token-file), 130 SIGINT, 143 SIGTERM.`,
     )
-    .action(async (opts: { http?: string; token?: string; allow?: string }, cmd: Command) => {
+    .action(async (opts: { http?: string; token?: string; tokenFile?: string; allow?: string }, cmd: Command) => {
       const { serve: run } = await import('../mcp/serve.ts');
       (program as Command & { exitCodeOverride?: number }).exitCodeOverride = await run(opts, globalsOf(cmd), io);
     });

@@ -2,6 +2,7 @@
 // clients over stdio (the default) or Streamable HTTP, until stdin closes or a signal comes.
 // Loaded only by this command, so no other command pays for the MCP SDK (SPEC: heavy modules
 // load only when used).
+import fs from 'node:fs';
 import { AgentAppsError } from '../core/errors.ts';
 import { createRuntime } from '../runtime.ts';
 import { parseAllowedTools } from '../kernel/allowed-tools.ts';
@@ -19,6 +20,8 @@ export interface ServeOptions {
   http?: string;
   /** Bearer token for HTTP; defaults to AGENT_APPS_MCP_TOKEN. */
   token?: string;
+  /** A file holding the bearer token (kept off the command line, which other local users can read). */
+  tokenFile?: string;
   /** Allowed-tools patterns: only matching skills are served. */
   allow?: string;
 }
@@ -28,16 +31,35 @@ const RANK: Record<LogLevel, number> = { trace: 0, debug: 1, info: 2, warn: 3, e
 /** In-flight calls get this long to run their `finally` blocks after a shutdown aborts them. */
 const DRAIN_MS = 3000;
 
+/**
+ * `--token-file PATH`: the file's text without surrounding whitespace (its trailing newline).
+ * (Messages never put a word right after `--token`: the CLI's output redaction would hide it.)
+ */
+function readTokenFile(file: string): string {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new AgentAppsError('E_USAGE', `--token-file: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  const token = text.trim();
+  if (!token) throw new AgentAppsError('E_USAGE', `--token-file: ${file} is empty`);
+  return token;
+}
+
 export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Promise<number> {
   // Usage errors first, before anything starts.
   const { parseHttpTarget, isLoopback } = opts.http !== undefined ? await import('./http.ts') : { parseHttpTarget: undefined, isLoopback: undefined };
   const target = parseHttpTarget?.(opts.http!);
-  const token = opts.token ?? (process.env.AGENT_APPS_MCP_TOKEN || undefined);
+  if (opts.token !== undefined && opts.tokenFile !== undefined) throw new AgentAppsError('E_USAGE', '--token <token> and --token-file <path>: give one of them');
+  if (!target && (opts.token !== undefined || opts.tokenFile !== undefined)) throw new AgentAppsError('E_USAGE', `${opts.token !== undefined ? '--token' : '--token-file'}: only for --http; a stdio server is reached only by the process that started it`);
   if (opts.token !== undefined && !opts.token) throw new AgentAppsError('E_USAGE', '--token: the token is empty');
+  const token = opts.token ?? (opts.tokenFile !== undefined ? readTokenFile(opts.tokenFile) : undefined) ?? (process.env.AGENT_APPS_MCP_TOKEN || undefined);
   if (target && !isLoopback!(target.host) && !token) {
-    throw new AgentAppsError('E_USAGE', `--http ${opts.http}: binding to ${target.host} (not loopback) needs a bearer token — pass --token TOKEN or set AGENT_APPS_MCP_TOKEN`);
+    throw new AgentAppsError('E_USAGE', `--http ${opts.http}: binding to ${target.host} (not loopback) needs a bearer token — pass --token-file <path>, set AGENT_APPS_MCP_TOKEN, or pass --token <token>`);
   }
-  if (!target && opts.token !== undefined) throw new AgentAppsError('E_USAGE', '--token is for --http; a stdio server is reached only by the process that started it');
+  // Any local user can read a process's command line (/proc/PID/cmdline, ps): docs/mcp.md.
+  if (opts.token !== undefined) io.stderr.write("agent-apps mcp: warning: --token: other local users can read a process's command line (/proc/PID/cmdline, ps) — use --token-file <path> or AGENT_APPS_MCP_TOKEN instead\n");
   if (opts.allow !== undefined) {
     if (!opts.allow.trim()) throw new AgentAppsError('E_USAGE', '--allow: no patterns given (e.g. --allow "greet file-*")');
     parseAllowedTools(opts.allow); // a malformed pattern is E_CONFIG now, not at the first request
