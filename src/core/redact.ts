@@ -26,6 +26,8 @@ const COUNTS = new Set(['tokens', 'count', 'counts', 'length', 'size', 'limit', 
 const QUERY_EXTRA = /^(?:sig|signature|x-amz-signature|j?session[-_]?id|sid)$/i;
 /** Schemes whose userinfo is a login name, not a credential (`ssh://git@host`). */
 const LOGIN_SCHEMES = /^(?:ssh|git|git\+ssh|ssh\+git|sftp|scp|rsync):\/\/$/i;
+/** A key with none of these in it is no secret: most keys are answered without being split into words. */
+const MAY_BE_SECRET = /token|secret|pass|credential|auth|cookie|key|session|bearer/i;
 /** How deep redact() goes; what is deeper is replaced, never passed on unread. */
 const MAX_DEPTH = 64;
 
@@ -54,6 +56,7 @@ function words(key: string): string[] {
  * strings, arrays and objects, and numbers that count (`maxTokens: 100`, `inputTokens`).
  */
 export function isSecretKey(key: string, ...value: [] | [unknown]): boolean {
+  if (!MAY_BE_SECRET.test(key)) return false;
   const w = words(key);
   const last = w.at(-1);
   if (last === undefined || NAMES.has(last)) return false;
@@ -128,7 +131,7 @@ export function redactString(s: string): string {
       return LOGIN_SCHEMES.test(scheme) ? m : `${scheme}${REDACTED}@`;
     });
   }
-  if (out.includes(':')) {
+  if (out.includes(':') && /authorization|cookie|x-/i.test(out)) {
     out = out.replace(HEADER, (m, pre: string, name: string, sep: string, value: string) => {
       const lower = name.toLowerCase();
       if (lower.startsWith('x-') && !isSecretKey(name)) return m;
