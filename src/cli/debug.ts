@@ -28,9 +28,9 @@ and post-steps, and any tool it invoked, which is indented under it). Breakpoint
 run pauses until you press Enter, otherwise it is printed and the run goes on.
 
 Examples:
-  $ agent-apps debug greet --name Ada
-  $ agent-apps debug greet --name Ada --break execute
-  $ agent-apps tail --tag debug          # the same events, afterwards`,
+  $ agent-apps debug hello --name Ada                # hello: the skill agent-apps init writes
+  $ agent-apps debug hello --name Ada --break hello  # pause where hello's pipeline starts
+  $ agent-apps tail --tag debug                      # the same events, afterwards`,
     )
     .action(async (skill: string, tokens: string[], opts: { break: string[]; argsJson?: string }, cmd: Command) => {
       const g = globalsOf(cmd);

@@ -55,16 +55,17 @@ export function buildProgram(io: CliIO): Command {
     .addHelpText(
       'after',
       `
-Examples:
-  $ agent-apps run greet --name Ada          run a skill with args
-  $ agent-apps run summarize --text "…" --json
+Examples, in a workspace from agent-apps init (its skills: main and hello):
+  $ agent-apps init my-app && cd my-app      a workspace to start from
+  $ agent-apps run hello --name Ada          run a skill with args
+  $ agent-apps run hello --name Ada --json
   $ agent-apps list --all                    every skill, hidden ones too
-  $ agent-apps describe greet                cascade and middleware chain
-  $ agent-apps debug greet --name Ada        the pipeline as a tree with timings
+  $ agent-apps describe hello                cascade and middleware chain
+  $ agent-apps debug hello --name Ada        the pipeline as a tree with timings
   $ agent-apps tail --level warn             events of the latest run
   $ agent-apps runs                          past runs, newest first (runs show ID)
   $ agent-apps test                          run the eval files (*.test.yaml)
-  $ agent-apps --set model.provider=replay run summarize --text hi
+  $ agent-apps --set model.provider=openai --set model.baseURL=http://127.0.0.1:11434/v1 run hello
 
 Exit codes: 0 ok, 1 the skill failed, 2 usage or configuration error, 3 refused (abort),
 130 interrupted (SIGINT), 143 terminated (SIGTERM).`,

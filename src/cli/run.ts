@@ -44,14 +44,16 @@ writes NDJSON instead: a start line, one line per agent event, and one result li
 result or error, exitCode, durationMs, usage, costUsd and denials. Tool calls of agent code that
 were refused are reported in every format; --fail-on-denial makes such a run fail (exit 1).
 
-Examples:
-  $ agent-apps run greet --name Ada
-  $ agent-apps run resize --sizes 16 --sizes 32 --opts.format png
-  $ echo '{"name":"Ada"}' | agent-apps run greet --args-json -
-  $ agent-apps run ./skills/greet.skill.ts --name Ada --json | jq .
-  $ agent-apps run greet --name Ada --remote --remote-timeout 10000   a worker runs it (SPEC §19)
-  $ agent-apps run summarize --text "a b c" --output-format stream-json --fail-on-denial
-  $ agent-apps run summarize --text "a b c" --record summarize.cassette.yaml`,
+Examples, with the skills of a workspace from agent-apps init (main, hello) and the library's:
+  $ agent-apps run                                   main, which hands its args on to hello
+  $ agent-apps run hello --name Ada
+  $ echo '{"name":"Ada"}' | agent-apps run hello --args-json -
+  $ agent-apps run ./skills/hello.md --name Ada --json | jq .
+  $ agent-apps run ask --question "Deploy?" --choices yes --choices no   a repeated flag: an array
+  $ agent-apps run event-emit --topic jobs --type done --data.id 7       --data.id nests
+  $ agent-apps run hello --output-format stream-json --fail-on-denial
+  $ agent-apps run hello --name Ada --record ada.cassette.yaml           the model's side, to replay
+  $ agent-apps run hello --name Ada --remote --remote-timeout 10000      a worker runs it`,
     )
     .action(async (skill: string, tokens: string[], opts: { argsJson?: string; record?: string }, cmd: Command) => {
       // `run --name Ada` runs main with args; commander took the first flag for the skill name.
