@@ -1,9 +1,9 @@
 // The first hour with the CLI (issue "The first hour"), the parts that need no terminal: real
 // processes of bin/agent-apps.js in a workspace `agent-apps init` made, or in examples/hello.
-// What the help shows is what that workspace has.
+// What the help shows is what that workspace has; a SIGTERM's notice names a SIGTERM.
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -85,4 +85,27 @@ test('the help examples of agent-apps, run and debug name skills a workspace fro
     }
   }
   assert.ok(seen.length >= 8, `examples checked: ${seen.join('; ')}`);
+});
+
+test('SIGTERM: the notice says terminated (SIGTERM) and does not speak of Ctrl-C again; exit 143', async () => {
+  fs.writeFileSync(path.join(ws, 'skills', 'wait.skill.mjs'), `export const frontmatter = { name: 'wait', description: 'Waits until cancelled.' };
+export default async function wait(ctx) {
+  ctx.manager.log({ level: 'warn', text: 'waiting' });
+  await new Promise((resolve) => ctx.run.signal.addEventListener('abort', resolve, { once: true }));
+}
+`);
+  const child = spawn(process.execPath, [BIN, 'run', 'wait'], { cwd: ws, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    const before = stderr;
+    stderr += d;
+    if (!before.includes('waiting') && stderr.includes('waiting')) child.kill('SIGTERM');
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  assert.equal(code, 143, stderr);
+  assert.match(stderr, /^terminated \(SIGTERM\) — shutting down \(a SIGINT exits at once\)$/m);
+  assert.doesNotMatch(stderr, /Ctrl-C/);
+  assert.equal(stdout, '');
 });

@@ -327,7 +327,7 @@ function installSignals(controller: AbortController, runtime: Runtime, io: CliIO
       return;
     }
     state.signal = sig;
-    io.stderr.write(`\n${sig === 'SIGINT' ? 'interrupted' : 'terminated'} — shutting down (Ctrl-C again to exit at once)\n`);
+    io.stderr.write(shutdownNotice(sig));
     try {
       const before = runtime.root.globals.internals.dispatched?.length ?? 0;
       await runtime.invoke('event-emit', { topic: 'shutdown', type: sig === 'SIGINT' ? 'sigint' : 'sigterm', data: { signal: sig }, source: 'cli' });
@@ -345,6 +345,16 @@ function installSignals(controller: AbortController, runtime: Runtime, io: CliIO
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
   return state;
+}
+
+/**
+ * The first signal's notice (docs/cli.md, Signals). A SIGINT is mostly Ctrl-C at a terminal, which
+ * echoes `^C`: the notice starts on a line of its own. A SIGTERM comes from another process (a
+ * supervisor, `kill`, CI) — nobody pressed Ctrl-C, so "again" would be wrong; what ends the
+ * shutdown at once is still a SIGINT.
+ */
+export function shutdownNotice(sig: 'SIGINT' | 'SIGTERM'): string {
+  return sig === 'SIGINT' ? '\ninterrupted — shutting down (Ctrl-C again to exit at once)\n' : 'terminated (SIGTERM) — shutting down (a SIGINT exits at once)\n';
 }
 
 /**
