@@ -12,6 +12,7 @@ import { Spinner } from '@inkjs/ui';
 import { createRuntime, type Runtime } from '../runtime.ts';
 import type { Context, JsonObject, LogEvent } from '../core/types.ts';
 import { buildTree, treeLines } from '../cli/debug-tree.ts';
+import { PACKAGE_ROOT } from '../loader/search-paths.ts';
 import type { Screen } from './screen.ts';
 import { errorLine, oneLine } from './text.ts';
 import { FocusContext, Line, h, useTheme, type Element } from './ui.ts';
@@ -251,7 +252,7 @@ export async function runTutor(ctx: Context, o: TutorOptions): Promise<string[]>
       Box,
       { flexDirection: 'column' },
       h(Line, { bold: true }, `agent-apps tutor — ${STEPS.length} steps in ${workspace}`),
-      h(Line, { dim: true }, todo.length < STEPS.length ? `${STEPS.length - todo.length} done before; going on at “${todo[0]?.title ?? 'the end'}” (--restart starts again)` : 'Each step writes files under skills/tutor/, runs them and checks the outcome.'),
+      h(Line, { dim: true }, !todo.length ? 'All done before (--restart starts again).' : todo.length < STEPS.length ? `${STEPS.length - todo.length} done before; going on at “${todo[0]!.title}” (--restart starts again)` : 'Each step writes files under skills/tutor/, runs them and checks the outcome.'),
     ),
   );
   try {
@@ -297,10 +298,23 @@ export async function runTutor(ctx: Context, o: TutorOptions): Promise<string[]>
           h(Line, null, '  agent-apps repl                 run skills at a prompt (Tab completes)'),
           h(Line, null, '  agent-apps new NAME [--code]    a skill of your own'),
           h(Line, null, '  agent-apps tail                 what the last run did'),
-          h(Line, { dim: true }, '  skills/tutor/ is yours to change or delete; docs/ has concepts, middleware, agents and the CLI.'),
+          h(Line, null, '  agent-apps --help               every command; agent-apps COMMAND --help for one'),
+          h(Line, { dim: true }, '  skills/tutor/ is yours to change or delete.'),
+          ...docsLines(),
         ),
   );
   return state.done;
+}
+
+/**
+ * Where to read on. The workspace has no docs/ of its own and a URL needs a network: the docs that
+ * came with agent-apps (the package ships docs/, see docs/terminal.md, The tutor) are on this
+ * disk. The path is a line of its own, wrapped rather than cut, so it can be copied whole.
+ */
+function docsLines(): Element[] {
+  const docs = path.join(PACKAGE_ROOT, 'docs');
+  if (!fs.existsSync(path.join(docs, 'concepts.md'))) return [h(Line, { key: 'help', dim: true }, '  agent-apps --help is the reference, offline.')];
+  return [h(Line, { key: 'docs', dim: true }, '  The docs came with agent-apps — concepts.md, middleware.md, agents.md, cli.md … in'), h(Text, { key: 'path' }, `  ${docs}${path.sep}`)];
 }
 
 function writeFile(screen: Screen, workspace: string, rel: string, text: string): void {

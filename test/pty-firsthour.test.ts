@@ -1,0 +1,49 @@
+// The first hour in a terminal (issue "The first hour"): the real binary on a pseudo-terminal,
+// the screen read as a person sees it (test/pty-helpers.ts). What is left on the screen after
+// Ctrl-C in an agent run, a Tab that arrives with the text before it, `debug` and `--profile` as
+// docs/cli.md shows them, and where the tutor sends you at the end.
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnPty, KEYS, SLOW_SKILL, WORDCOUNT_SKILL, type Term } from './pty-helpers.ts';
+import { writeAgentSkills } from './agent-helpers.ts';
+import { tempDir } from './helpers.ts';
+
+let ws: string;
+let home: string;
+
+before(() => {
+  ws = fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'agent-apps-firsthour-'));
+  home = path.join(ws, '.home');
+  fs.mkdirSync(path.join(ws, 'skills'));
+  fs.writeFileSync(path.join(ws, 'skills', 'slow.skill.mjs'), SLOW_SKILL);
+  fs.writeFileSync(path.join(ws, 'skills', 'wordcount.skill.mjs'), WORDCOUNT_SKILL);
+  writeAgentSkills(path.join(ws, 'skills'), {
+    sleepy: {
+      description: 'Waits (a replayed agent).',
+      'allowed-tools': 'slow',
+      turns: [{ text: 'I will wait a while.', invoke: `await ctx.manager.invoke('slow', {});\nctx.manager.finish('woke');` }],
+    },
+  });
+  process.on('exit', () => fs.rmSync(ws, { recursive: true, force: true }));
+});
+
+function term(t: Parameters<typeof spawnPty>[0], args: string[], o: { cwd?: string; cols?: number; env?: Record<string, string | undefined>; separateStdout?: boolean } = {}): Term {
+  return spawnPty(t, args, { cwd: o.cwd ?? ws, env: { AGENT_APPS_HOME: home, NO_COLOR: undefined, FORCE_COLOR: undefined, AGENT_APPS_PATH: undefined, ...o.env }, cols: o.cols, separateStdout: o.separateStdout, timeoutMs: 30_000 });
+}
+
+test('tutor, all steps done: the last line is the docs folder that came with agent-apps, and it exists', async (t) => {
+  const tour = tempDir(t, 'agent-apps-tutor-');
+  fs.mkdirSync(path.join(tour, '.agent-apps'));
+  fs.writeFileSync(path.join(tour, '.agent-apps', 'tutor.json'), JSON.stringify({ version: 1, done: ['code-skill', 'middleware', 'agent-skill', 'debug'] }));
+  const tm = term(t, ['tutor'], { cwd: tour });
+  assert.equal((await tm.exited).exitCode, 0, tm.text());
+  const lines = tm.lines();
+  assert.match(tm.text(), /All done before \(--restart starts again\)\.\nAll 4 steps done\. Next:/);
+  assert.match(tm.text(), /agent-apps --help +every command/);
+  const last = lines[lines.length - 1]!.trim();
+  assert.ok(path.isAbsolute(last), `the last line is a path: ${last}`);
+  assert.ok(fs.existsSync(path.join(last, 'cli.md')) && fs.existsSync(path.join(last, 'concepts.md')), `${last} holds the docs`);
+  assert.ok(!fs.existsSync(path.join(tour, 'docs')), 'the workspace has no docs/ of its own');
+});
