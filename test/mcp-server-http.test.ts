@@ -86,7 +86,7 @@ describe('mcp serve --http', () => {
     const proc = spawnServe(t, ['--http', '0.0.0.0:0']);
     const { code } = await proc.exited;
     assert.equal(code, 2);
-    assert.match(proc.stderr(), /needs a bearer token — pass --token TOKEN or set AGENT_APPS_MCP_TOKEN/);
+    assert.match(proc.stderr(), /needs a bearer token — pass --token-file <path>, set AGENT_APPS_MCP_TOKEN/);
     const bad = spawnServe(t, ['--http', 'nonsense']);
     assert.equal((await bad.exited).code, 2);
     assert.match(bad.stderr(), /--http: expected \[HOST:\]PORT/);
