@@ -147,3 +147,14 @@ export default async (ctx) => {
   assert.ok(await until(() => !pids().some(alive), 3000), `still alive after process.exit: ${pids().filter(alive)}`);
   assert.deepEqual(mentioning(ws), []);
 });
+
+test('--set mcp.servers.NAME.KEY on a server defined in .mcp.json changes that key only (the command stays)', (t) => {
+  const ws = mcpWorkspace(t, { everything: stdio(EVERYTHING, 'stdio') });
+  const list = cli(['--set', 'mcp.servers.everything.timeoutMs=5000', 'list', '--json'], ws);
+  assert.equal(list.status, 0, list.stderr);
+  const entries = JSON.parse(list.stdout) as { name: string; kind: string; error?: string }[];
+  assert.ok(!entries.some((e) => e.error), JSON.stringify(entries.filter((e) => e.error)));
+  assert.ok(entries.some((e) => e.kind === 'mcp' && e.name.startsWith('everything-')), 'the server still starts, with its command from .mcp.json');
+  const bad = cli(['--set', 'mcp.servers.everything.timeoutMs=-1', 'list', '--json'], ws);
+  assert.match(bad.stdout + bad.stderr, /timeoutMs must be a positive number/);
+});

@@ -200,6 +200,9 @@ export interface Parsed {
   broken: BrokenServer[];
   /** Names switched off (`NAME: false` or `null`): a definition further down is not used. */
   off: string[];
+  /** `.mcp.json`'s entries as written and how they were read: `--set mcp.servers.NAME.KEY` lays keys over one. */
+  raw?: Record<string, unknown>;
+  pc?: Omit<ParseContext, 'key'>;
 }
 
 /**
@@ -241,8 +244,9 @@ export function readMcpJson(file: string, vars: InterpolationVars): Parsed | und
   const out: Parsed = { servers: [], broken: [], off: [] };
   if (servers === undefined) return out;
   if (!isPlainObject(servers)) throw new ConfigurationError('mcpServers must be an object of server names to { command, args, env } or { type: "http", url, headers }', { place: { file, key: 'mcpServers' } });
-  for (const [name, raw] of Object.entries(servers)) collect(out, name, raw, { file, key: `mcpServers.${name}`, vars, baseDir: vars.workspace, lenient: true });
-  return out;
+  const pc = { file, vars, baseDir: vars.workspace, lenient: true };
+  for (const [name, raw] of Object.entries(servers)) collect(out, name, raw, { ...pc, key: `mcpServers.${name}` });
+  return { ...out, raw: servers, pc };
 }
 
 function collect(out: Parsed, name: string, raw: unknown, pc: ParseContext): void {

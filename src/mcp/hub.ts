@@ -178,7 +178,7 @@ export class McpHub {
       if (parsed) {
         const authority = this.#workspaceAuthority(paths);
         for (const s of parsed.servers) s.authority = authority;
-        add(parsed);
+        add(parsed, parsed.raw, parsed.pc && { ...parsed.pc, ...(authority ? { authority } : {}) });
       }
     } catch (err) {
       broken.set('.mcp.json', { name: '.mcp.json', prefix: '', error: (err as Error).message, source: { file: mcpJson, key: 'mcpServers' } });
