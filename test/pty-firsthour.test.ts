@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnPty, KEYS, SLOW_SKILL, WORDCOUNT_SKILL, type Term } from './pty-helpers.ts';
 import { writeAgentSkills } from './agent-helpers.ts';
-import { tempDir } from './helpers.ts';
+import { REPO, tempDir } from './helpers.ts';
 
 let ws: string;
 let home: string;
@@ -46,4 +46,49 @@ test('tutor, all steps done: the last line is the docs folder that came with age
   assert.ok(path.isAbsolute(last), `the last line is a path: ${last}`);
   assert.ok(fs.existsSync(path.join(last, 'cli.md')) && fs.existsSync(path.join(last, 'concepts.md')), `${last} holds the docs`);
   assert.ok(!fs.existsSync(path.join(tour, 'docs')), 'the workspace has no docs/ of its own');
+});
+
+/** The output lines of each console block in a docs page whose command matches, comments cut. */
+function docsOutput(page: string, command: RegExp): string[][] {
+  const text = fs.readFileSync(path.join(REPO, 'docs', page), 'utf8');
+  const blocks: string[][] = [];
+  for (const [, body] of text.matchAll(/```console\n([\s\S]*?)```/g)) {
+    let out: string[] | undefined;
+    for (const line of body!.split('\n')) {
+      if (line.startsWith('$ ')) {
+        out = command.test(line.slice(2)) ? [] : undefined;
+        if (out) blocks.push(out);
+      } else if (out) out.push(line.replace(/\s+#.*$/, ''));
+    }
+  }
+  for (const b of blocks) while (b.length && !b[b.length - 1]) b.pop();
+  return blocks;
+}
+
+test('debug and --profile in a terminal: the tree or the table first (stderr), the result last (stdout) — and docs/cli.md, events.md and concepts.md show that order', async (t) => {
+  const hello = tempDir(t, 'agent-apps-debug-order-');
+  fs.mkdirSync(path.join(hello, 'skills'));
+  fs.copyFileSync(path.join(REPO, 'examples', 'hello', 'skills', 'greet.skill.ts'), path.join(hello, 'skills', 'greet.skill.ts'));
+  const debug = term(t, ['debug', 'greet', '--name', 'Ada'], { cwd: hello });
+  assert.equal((await debug.exited).exitCode, 0, debug.text());
+  const shown = debug.lines();
+  assert.equal(shown[shown.length - 1], 'Hello, Ada.', debug.text());
+  assert.match(shown[0]!, /^▸ greet \d+\.\d{3} ms$/);
+  assert.ok(shown.slice(1, -1).every((l) => /^ {2}[·⏸] /.test(l)), debug.text());
+
+  const profile = term(t, ['--profile', 'run', 'greet', '--name', 'Ada'], { cwd: hello });
+  assert.equal((await profile.exited).exitCode, 0, profile.text());
+  const table = profile.lines().filter(Boolean);
+  assert.equal(table[table.length - 1], 'Hello, Ada.', profile.text());
+  assert.match(table[0]!, /^KIND +NAME +COUNT/);
+  assert.equal(table[table.length - 2], 'entry times are inclusive: each contains everything downstream of it');
+
+  for (const page of ['cli.md', 'events.md', 'concepts.md']) {
+    const blocks = [...docsOutput(page, /^agent-apps debug greet [^>]*$/), ...docsOutput(page, /^agent-apps --profile run greet /)];
+    assert.ok(blocks.length >= 1, `${page}: the debug and --profile examples`);
+    for (const b of blocks) {
+      assert.equal(b[b.length - 1], 'Hello, Ada.', `${page}: the result is the last line:\n${b.join('\n')}`);
+      assert.match(b.find(Boolean)!, /^(▸ greet |KIND )/, `${page}: the tree or the table comes first:\n${b.join('\n')}`);
+    }
+  }
 });

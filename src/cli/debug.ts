@@ -22,10 +22,11 @@ export function registerDebug(program: Command, io: CliIO): void {
     .addHelpText(
       'after',
       `
-The tree goes to stderr (the result alone to stdout). Each line is a pipeline (▸) with its
-total time, or one of its chain entries (·) with the time spent in that entry itself (its pre-
-and post-steps, and any tool it invoked, which is indented under it). Breakpoints emit a breakpoint-hit event; in a terminal the
-run pauses until you press Enter, otherwise it is printed and the run goes on.
+The tree goes to stderr when the run ends, before the result (alone on stdout). Each line is a
+pipeline (▸) with its total time, or one of its chain entries (·) with the time spent in that
+entry itself (its pre- and post-steps, and any tool it invoked, which is indented under it).
+Breakpoints emit a breakpoint-hit event; in a terminal the run pauses until you press Enter,
+otherwise it is printed and the run goes on.
 
 Examples:
   $ agent-apps debug hello --name Ada                # hello: the skill agent-apps init writes
