@@ -92,3 +92,22 @@ test('debug and --profile in a terminal: the tree or the table first (stderr), t
     }
   }
 });
+
+test('repl: a Tab that comes in one read with the text before it completes, as when typed apart; a Tab in the middle of a read too', async (t) => {
+  const tm = term(t, ['repl'], { separateStdout: true });
+  await tm.waitFor('agent-apps›');
+  await tm.idle();
+  // One write is one read on the other side of the PTY: the text and the Tab arrive together.
+  tm.write('wo\t');
+  await tm.waitFor(/agent-apps› wordcount \s*$/m);
+  await tm.idle();
+  tm.write('--t\t"a b c"');
+  await tm.waitFor(/agent-apps› wordcount --text "a b c"\s*$/m);
+  await tm.idle();
+  tm.write(KEYS.enter);
+  await tm.waitFor(/^3$/m);
+  await tm.idle();
+  tm.write(KEYS.ctrlD);
+  assert.equal((await tm.exited).exitCode, 0, tm.text());
+  assert.equal(tm.stdout(), '');
+});

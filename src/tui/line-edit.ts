@@ -100,6 +100,19 @@ export function editLine(s: LineState, input: string, key: KeyInfo, history: rea
   return { state: at([...chars.slice(0, s.cursor), ...text, ...chars.slice(s.cursor)], s.cursor + text.length) };
 }
 
+/**
+ * The keys in one read. ink hands a read that is more than one key over as one string (a paste,
+ * or keys typed faster than they are read): text with a Tab in it would insert the text and drop
+ * the Tab. Split at each Tab, so the same keys do the same whether they came one read at a time
+ * or together (docs/terminal.md, The repl). Newlines stay text: in a read they are a paste's.
+ */
+export function splitKeys(input: string, key: KeyInfo): [string, KeyInfo][] {
+  if (key.tab || key.ctrl || key.meta || input.length < 2 || !input.includes('\t')) return [[input, key]];
+  const keys: [string, KeyInfo][] = [];
+  for (const part of input.split(/(\t)/)) if (part) keys.push(part === '\t' ? ['', { tab: true }] : [part, {}]);
+  return keys;
+}
+
 function historyMove(s: LineState, step: -1 | 1, history: readonly string[]): { state: LineState } {
   // An index past the end (the history grew, or a fresh line) is the line being edited.
   const cur = Math.min(s.hist, history.length);
