@@ -91,6 +91,11 @@ function isRedacted(v: string): boolean {
   return /^["']?\[REDACTED/.test(v);
 }
 
+/** A placeholder written where a value goes (`--token TOKEN`, `KEY=VALUE`, `<token>`, `…`): not a secret. */
+function isPlaceholder(v: string): boolean {
+  return /^(?:[A-Z][A-Z_]*|<[^>\s]*>|…|\.\.\.)$/.test(v);
+}
+
 /** A value written in text, as isSecretKey judges it: digits are a number (`max_tokens=100` is a count). */
 function textValue(v: string): string | number {
   return /^\d{1,15}$/.test(v) ? Number(v) : v;
@@ -136,10 +141,10 @@ export function redactString(s: string): string {
       const lower = name.toLowerCase();
       if (lower.startsWith('x-') && !isSecretKey(name)) return m;
       const v = value.trim();
-      if (!v || v.startsWith('<') || isRedacted(v)) return m;
+      if (!v || isPlaceholder(v.split(/\s/)[0]!) || isRedacted(v)) return m;
       // Authorization keeps its scheme (`Authorization: Bearer [REDACTED]`); a placeholder (`<token>`) stays.
       const scheme = AUTH_SCHEMES.exec(v);
-      if (scheme && /authorization$/.test(lower)) return scheme[2] === '<' || scheme[2] === '[' ? m : `${pre}${name}${sep}${scheme[1]} ${REDACTED}`;
+      if (scheme && /authorization$/.test(lower)) return isPlaceholder(v.slice(scheme[1]!.length).trim().split(/\s/)[0]!) || scheme[2] === '[' ? m : `${pre}${name}${sep}${scheme[1]} ${REDACTED}`;
       return `${pre}${name}${sep}${REDACTED}`;
     });
   }
@@ -156,7 +161,7 @@ export function redactString(s: string): string {
   }
   if (out.includes('=')) {
     out = out.replace(PAIR, (m, pre: string, name: string, eq: string, value: string) => {
-      if (!value || isRedacted(value)) return m;
+      if (!value || isRedacted(value) || isPlaceholder(value)) return m;
       const query = pre === '?' || pre === '&' || pre === ';';
       // Outside a query a bare `key=` is mostly a placeholder (`key=glob`, `KEY=VALUE`).
       if (!query && name.toLowerCase() === 'key') return m;
@@ -170,6 +175,8 @@ export function redactString(s: string): string {
   if (out.includes('--')) {
     out = out.replace(FLAG, (m, pre: string, flag: string, space: string, value: string) => {
       const quote = value[0] === '"' || value[0] === "'" ? value[0] : '';
+      // Unquoted, the next word must look like a value, not prose (`--token or --token-file`).
+      if (!quote && (isPlaceholder(value) || (!/[^a-z]/.test(value) && value.length < 12))) return m;
       if (isRedacted(value) || !isSecretKey(flag.slice(2), textValue(quote ? value.slice(1, -1) : value))) return m;
       return `${pre}${flag}${space}${quote}${REDACTED}${quote}`;
     });

@@ -78,6 +78,10 @@ describe('src/core/redact.ts', () => {
       'send Authorization: Bearer <token> (--token-file / AGENT_APPS_MCP_TOKEN / --token)',
       'basic usage: agent-apps run greet',
       'sessionId=abc',
+      'needs a bearer token — pass --token TOKEN or set AGENT_APPS_MCP_TOKEN',
+      'give --token or --token-file, not both',
+      'token=<token> password=… apiKey=API_KEY',
+      'required as Authorization: Bearer … on every request',
       '',
     ]) {
       assert.equal(redactString(s), s, s);
