@@ -118,16 +118,18 @@ test('run.tool is built from the frontmatter: name, description, params, returns
   });
 });
 
-test('node_modules and dot-folders inside a search root are not scanned', async (t) => {
+test('node_modules and .git inside a search root are not scanned; other dot-folders are, dot files are not', async (t) => {
   const dir = workspace(t, {
     'skills/node_modules/pkg/vendored.skill.ts': "export default () => 'vendored';\n",
+    'skills/.git/hooks/hook.md': '---\nname: hook\n---\nGit.\n',
     'skills/.drafts/draft.md': '---\nname: draft\n---\nWIP\n',
+    'skills/.hidden.md': '---\nname: hidden-file\n---\nDot file.\n',
     'skills/real.skill.ts': "export default () => 'real';\n",
   });
   const rt = await runtimeAt(t, dir);
   const names = (await rt.list({ all: true })).map((s) => s.name);
-  assert.ok(names.includes('real'));
-  assert.ok(!names.includes('vendored') && !names.includes('draft'), names.join(' '));
+  assert.ok(names.includes('real') && names.includes('draft'), names.join(' '));
+  assert.ok(!names.includes('vendored') && !names.includes('hook') && !names.includes('hidden-file'), names.join(' '));
 });
 
 test('a Markdown skill with CRLF line endings loads like any other', async (t) => {

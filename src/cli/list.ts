@@ -40,6 +40,12 @@ Examples:
         const cwd = config.cwd;
         if (g.json) io.stdout.write(JSON.stringify(list) + '\n');
         else io.stdout.write(await table(list, cwd, g.color !== false, io));
+        // A root that yields no skill though SKILL.md files lie below a folder the scan skips says so.
+        const notices = runtime.root.globals.internals.kernel.registry.notices(config.paths);
+        if (notices.length) {
+          const paint = await painter(io.stderr, g.color !== false);
+          for (const n of notices) io.stderr.write(`${paint.yellow('warn')}: ${n}\n`);
+        }
         const warned = list.filter((s) => !s.error && s.warnings?.length);
         if (warned.length && !g.json) {
           const paint = await painter(io.stderr, g.color !== false);

@@ -432,6 +432,14 @@ export class Registry {
     return list;
   }
 
+  /**
+   * What the scan of these roots has to tell a person that is neither a skill nor a broken one:
+   * a root that yields no skill while `SKILL.md` files lie below a folder the scan skips.
+   */
+  notices(paths: readonly string[]): string[] {
+    return paths.flatMap((dir) => this.root(dir).notes);
+  }
+
   /** The origin of the skill that `name` shadows on these paths: the next root's, after the winner (SPEC §4). */
   shadowed(name: string, paths: readonly string[]): string | undefined {
     let found = this.programmatic.has(name);

@@ -39,6 +39,11 @@ export async function validatePaths(targets: readonly string[], registry: Regist
     if (done.has(entry.file)) return;
     done.add(entry.file);
     checked++;
+    // A link out of the search root is reported, never read (docs/writing-skills.md, "Where folders are found").
+    if (entry.outside !== undefined) {
+      add(entry.file, [{ severity: 'error', rule: 'link-outside', message: entry.error ?? `a symbolic link to ${entry.outside}, outside the search root` }]);
+      return;
+    }
     if (entry.kind === 'skill-folder') {
       add(entry.file, checkAgentSkillFile(entry.file).diagnostics);
       return;
@@ -74,7 +79,7 @@ export async function validatePaths(targets: readonly string[], registry: Regist
       // Broken entries: a duplicate name is an error of its own; a SKILL.md whose name the scan
       // refused gets the whole Agent Skills check (its every problem, placed).
       for (const b of index.broken) {
-        if (b.kind === 'skill-folder') await checkEntry({ ...b, error: undefined });
+        if (b.kind === 'skill-folder') await checkEntry(b.outside !== undefined ? b : { ...b, error: undefined });
         else if (!done.has(b.file)) {
           done.add(b.file);
           checked++;

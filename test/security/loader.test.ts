@@ -133,9 +133,10 @@ test('`list` shows a FIFO and /dev/zero symlinks named like skills as broken, na
   const byName = byFile(JSON.parse(list.stdout) as ToolSummary[]);
   assert.match(String(byName.get('pipe.md')?.error), /pipe\.md is not a regular file \(a FIFO\)/);
   assert.match(String(byName.get('pipe-link.skill.ts')?.error), /pipe-link\.skill\.ts is not a regular file \(a FIFO\)/);
-  assert.match(String(byName.get('zero.md')?.error), /zero\.md is not a regular file \(a device\)/);
+  // A link out of the search root is never followed: broken for that, whatever it points to.
+  assert.match(String(byName.get('zero.md')?.error), /zero\.md is a symbolic link to \/dev\/zero, outside the search root/);
   assert.equal(runZero.code, 2, runZero.stderr);
-  assert.match(runZero.stderr, /zero\.md is not a regular file/);
+  assert.match(runZero.stderr, /zero\.md is a symbolic link to \/dev\/zero/);
   assert.equal(runPath.code, 2, runPath.stderr);
   assert.match(runPath.stderr, /pipe-link\.skill\.ts is not a regular file/);
   assert.equal(runOk.code, 0, runOk.stderr);
@@ -143,8 +144,9 @@ test('`list` shows a FIFO and /dev/zero symlinks named like skills as broken, na
 });
 
 test('directories named like skill files (x.md, y.skill.ts, a symlink to a directory) are broken with E_CONFIG naming them, never a raw EISDIR', { skip: process.platform === 'win32' }, async (t) => {
-  const dir = workspace(t, { 'skills/ok.skill.ts': OK, 'skills/dir.md/notes.txt': 'x', 'skills/tree.skill.ts/notes.txt': 'x', 'elsewhere/notes.txt': 'x' });
-  fs.symlinkSync(path.join(dir, 'elsewhere'), path.join(dir, 'skills', 'link.md'));
+  // The link's target is inside the search root: a link out of it is broken for that reason alone.
+  const dir = workspace(t, { 'skills/ok.skill.ts': OK, 'skills/dir.md/notes.txt': 'x', 'skills/tree.skill.ts/notes.txt': 'x', 'skills/elsewhere/notes.txt': 'x' });
+  fs.symlinkSync(path.join(dir, 'skills', 'elsewhere'), path.join(dir, 'skills', 'link.md'));
   const rt = await runtimeAt(t, dir);
   const list = byFile(await rt.list({ all: true }));
   assert.match(String(list.get('dir.md')?.error), /dir\.md is not a regular file \(a directory\)/);

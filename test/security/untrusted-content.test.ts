@@ -1,0 +1,88 @@
+// Untrusted content: a cloned repository or a downloaded skill folder cannot run anything by
+// itself (docs/writing-skills.md: "Where folders are found", "Claude Code's extensions",
+// "Directives"). Each attack is performed as a user or an attacker would — the real CLI as a child
+// process, the official MCP client against `agent-apps mcp serve` — and no model is called: agent
+// skills replay cassettes, and `prompts/get` never starts the agent.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ToolSummary } from '../../src/core/types.ts';
+import { REPO, cli, folder, tempDir } from '../cli-process.ts';
+
+const fm = (lines: string, body: string) => `---\n${lines}\n---\n${body}`;
+
+/** A code skill that, if it ever runs, leaves `marker` behind. */
+const tripwire = (name: string, marker: string) =>
+  `import fs from 'node:fs';\nexport const frontmatter = { name: '${name}', description: 'Leaves a marker if it runs.' };\nexport default async () => { fs.writeFileSync(${JSON.stringify(marker)}, '${name} ran'); return ''; };\n`;
+
+describe('scanning: what a downloaded folder holds', () => {
+  test('a symbolic link out of the search root (data -> /usr) is one broken entry naming its target, never followed', async () => {
+    const outside = folder({ 'evil.md': fm('name: evil\ndescription: Outside the workspace.', 'Evil.\n'), 'share/doc/readme-like.md': fm('name: deep\ndescription: Deeper outside.', 'Deep.\n') }, 'agent-apps-outside-');
+    const ws = folder({
+      // A collection folder (no SKILL.md at its top), as downloaded: its links are the attack.
+      'skills/downloaded/README.md': '# A downloaded collection\n',
+      'skills/downloaded/good/SKILL.md': fm('name: good\ndescription: A real skill of the collection.', 'Good.\n'),
+      // The installers' layout: one copy in .agents/skills, a link to it from .claude/skills.
+      '.agents/skills/shared/SKILL.md': fm('name: shared\ndescription: Installed once, linked for Claude Code.', 'Shared.\n'),
+    });
+    fs.symlinkSync('/usr', path.join(ws, 'skills/downloaded/data'));
+    fs.symlinkSync(outside, path.join(ws, 'skills/downloaded/more'));
+    fs.symlinkSync(path.join(outside, 'evil.md'), path.join(ws, 'skills/downloaded/evil.md'));
+    fs.mkdirSync(path.join(ws, '.claude/skills'), { recursive: true });
+    fs.symlinkSync('../../.agents/skills/shared', path.join(ws, '.claude/skills/shared'));
+
+    const list = await cli(['list', '--json'], ws);
+    assert.equal(list.code, 2, list.stderr);
+    const entries = JSON.parse(list.stdout) as ToolSummary[];
+    const files = entries.map((e) => e.origin ?? '').filter((o) => o.startsWith('file://') && !o.startsWith(`file://${REPO}/skills/`));
+    // Nothing outside the workspace is listed: not /usr's files, not the linked folder's.
+    assert.deepEqual(files.filter((o) => !o.startsWith(`file://${ws}/`)), []);
+    assert.ok(!entries.some((e) => e.name === 'deep'), 'the linked folder was not walked');
+    const byName = new Map(entries.map((e) => [e.name, e]));
+    assert.match(String(byName.get('data')?.error), /data is a symbolic link to \/usr, outside the search root .*skills: not followed/);
+    assert.match(String(byName.get('more')?.error), new RegExp(`more is a symbolic link to ${outside}, outside the search root`));
+    assert.match(String(byName.get('evil')?.error), new RegExp(`evil\\.md is a symbolic link to ${outside}/evil\\.md, outside the search root`));
+    assert.equal(byName.get('good')?.error, undefined);
+    assert.equal(byName.get('shared')?.error, undefined, 'a link into the workspace’s other skill folder is followed');
+    assert.match(list.stderr, /error: data: .*data is a symbolic link to \/usr/);
+
+    // Running one is a configuration error saying why — the file behind it is never read.
+    const run = await cli(['run', 'evil'], ws);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /E_CONFIG.*evil\.md is a symbolic link to .*, outside the search root/);
+    assert.doesNotMatch(run.stdout + run.stderr, /Evil\./);
+    const validate = await cli(['validate'], ws);
+    assert.equal(validate.code, 2);
+    assert.match(validate.stdout, /skills\/downloaded\/data:1:1: error: data is a symbolic link to \/usr, .* \[link-outside\]/);
+  });
+
+  test('dot folders are scanned: a collection kept in .curated/ and .system/ (openai/skills) is found', async () => {
+    const ws = folder({
+      'skills/.curated/gh-fix-ci/SKILL.md': fm('name: gh-fix-ci\ndescription: Inspect failing PR checks.\nagent-apps:\n  model: { provider: replay, cassette: replay.yaml }', 'Look at the failing checks.\n'),
+      'skills/.curated/gh-fix-ci/replay.yaml': "turns:\n  - invoke: |\n      ctx.manager.finish('checks inspected');\n",
+      'skills/.system/skill-creator/SKILL.md': fm('name: skill-creator\ndescription: Guide for creating skills.', 'Create a skill.\n'),
+      'skills/.experimental/create-plan/SKILL.md': fm('name: create-plan\ndescription: Create a concise plan.', 'Plan.\n'),
+    });
+    const list = await cli(['list', '--json'], ws);
+    assert.equal(list.code, 0, list.stderr);
+    const names = (JSON.parse(list.stdout) as ToolSummary[]).filter((e) => e.origin?.startsWith(`file://${ws}/`)).map((e) => e.name);
+    assert.deepEqual(names.sort(), ['create-plan', 'gh-fix-ci', 'skill-creator']);
+    const run = await cli(['run', 'gh-fix-ci'], ws);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, 'checks inspected\n');
+  });
+
+  test('a root that yields no skill while SKILL.md files lie below a folder the scan skips says so', async () => {
+    const ws = folder({ 'skills/node_modules/some-pack/skills/helper/SKILL.md': fm('name: helper\ndescription: Shipped in a package.', 'Help.\n') });
+    const list = await cli(['list'], ws);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stderr, /warn: .*skills yields no skill, but a SKILL\.md lies below node_modules, which the scan skips \(node_modules\/some-pack\/skills\/helper\/SKILL\.md\)/);
+    assert.doesNotMatch(list.stdout, /helper/);
+    // Once the root yields a skill, the note goes: it is there to explain an empty root.
+    fs.mkdirSync(path.join(ws, 'skills/own'));
+    fs.writeFileSync(path.join(ws, 'skills/own/SKILL.md'), fm('name: own\ndescription: The workspace’s own.', 'Own.\n'));
+    const again = await cli(['list'], ws);
+    assert.doesNotMatch(again.stderr, /yields no skill/);
+  });
+});
