@@ -10,7 +10,9 @@ import { closeEvents, settle } from './events/runtime.ts';
 import { invokeRemotely } from './nats/connect.ts';
 import { AgentAppsError } from './core/errors.ts';
 import { managerOf } from './kernel/manager.ts';
-import { setAsker } from './kernel/asking.ts';
+import { askDesk, setAsker } from './kernel/asking.ts';
+import { WorkspaceTrust, type ProcessConfig } from './policy/workspace-trust.ts';
+import { gatherProcessConfig } from './policy/process-config.ts';
 import { parseAllowedTools } from './kernel/allowed-tools.ts';
 import type { Asker } from './core/ask.ts';
 import type { Context, Globals, InvokeOptions, JsonObject, LoadedTool, Reporter, ToolDef, ToolDescription, ToolSummary } from './core/types.ts';
@@ -34,6 +36,13 @@ export interface RuntimeOptions {
    * (`shell(command=echo *) file-write`). It never admits a call that no gate would have let through.
    */
   approve?: string;
+  /**
+   * `--trust-workspace`: the workspace's own configuration that starts processes (stdio MCP servers
+   * of `.mcp.json` / `mcp:`, SKILL.md `!` spans, shell hooks) runs without a recorded trust. Without
+   * it, such a start needs `agent-apps trust`, an answer from the asker, AGENT_APPS_TRUST_WORKSPACE=1
+   * or CI=true, else fails with E_UNTRUSTED_WORKSPACE (docs/security.md).
+   */
+  trustWorkspace?: boolean;
 }
 
 export interface Runtime {
@@ -91,7 +100,17 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
   globals.internals.root = root;
   // MCP servers (SPEC §16): configured from the workspace and the CLI level, started on first
   // use, closed (their processes gone) by close().
-  registry.mcpOptions = { workspace, cwd, overrides: opts.overrides, log: (event) => root.manager.log(event) };
+  // Workspace trust: nothing the workspace configures starts a process until it is trusted.
+  const overridePaths = Array.isArray(opts.overrides?.paths) ? (opts.overrides.paths as unknown[]).filter((p): p is string => typeof p === 'string').map((p) => path.resolve(cwd, p)) : [];
+  const trust: WorkspaceTrust = new WorkspaceTrust({
+    workspace,
+    ownRoots: [LIBRARY_ROOT, ...(opts.paths ?? []).map((p) => path.resolve(cwd, p)), ...(process.env.AGENT_APPS_PATH ?? '').split(':').filter(Boolean).map((p) => path.resolve(cwd, p)), ...overridePaths],
+    ...(opts.trustWorkspace ? { trusted: true } : {}),
+    gather: (): Promise<ProcessConfig[]> => gatherProcessConfig(kernel, paths, (file) => trust.needsTrust(file)),
+    ask: (question) => askDesk(globals)?.ask(question, root.run.signal),
+  });
+  globals.internals.workspaceTrust = trust;
+  registry.mcpOptions = { workspace, cwd, overrides: opts.overrides, log: (event) => root.manager.log(event), trust };
   onClose(kernel, () => registry.closeMcp());
   let closed = false;
 

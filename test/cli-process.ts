@@ -37,7 +37,8 @@ const HOME = tempDir('agent-apps-cli-home-');
 
 /** The process environment for a run: homes in a temp folder, `extra` set (undefined deletes). */
 export function cliEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, AGENT_APPS_HOME: path.join(HOME, 'agent-apps'), AGENT_APPS_AGENTS_HOME: path.join(HOME, 'agents') };
+  // AGENT_APPS_TRUST_WORKSPACE: the throw-away workspaces are the tests' own (test/helpers.ts says why).
+  const env: NodeJS.ProcessEnv = { ...process.env, AGENT_APPS_HOME: path.join(HOME, 'agent-apps'), AGENT_APPS_AGENTS_HOME: path.join(HOME, 'agents'), AGENT_APPS_TRUST_WORKSPACE: '1' };
   for (const key of Object.keys(env)) if (/^(AWS_|OPENAI_|ANTHROPIC_)/.test(key)) delete env[key];
   for (const key of ['AGENT_APPS_PATH', 'NO_COLOR', 'FORCE_COLOR', 'NODE_OPTIONS', 'NODE_TEST_CONTEXT']) delete env[key];
   for (const [k, v] of Object.entries(extra)) {

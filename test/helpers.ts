@@ -13,6 +13,9 @@ process.env.AGENT_APPS_HOME = HOME;
 // …nor their ~/.agents/skills (SPEC §4's cross-client user root).
 process.env.AGENT_APPS_AGENTS_HOME = path.join(HOME, 'agents');
 delete process.env.AGENT_APPS_PATH;
+// The workspaces the suites make configure MCP servers of their own: trusted, as a person would
+// after `agent-apps trust` (the trust suites take this away to test the refusal).
+process.env.AGENT_APPS_TRUST_WORKSPACE ??= '1';
 process.on('exit', () => fs.rmSync(HOME, { recursive: true, force: true }));
 
 export const TEST_DIR = path.dirname(fileURLToPath(import.meta.url));

@@ -19,7 +19,7 @@ process.on('exit', () => fs.rmSync(HOME, { recursive: true, force: true }));
 
 /** The environment of a server process: no developer skills, no test-runner or token variables. */
 export function baseEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
-  const env: Record<string, string | undefined> = { ...process.env, AGENT_APPS_HOME: HOME, NO_COLOR: '1' };
+  const env: Record<string, string | undefined> = { ...process.env, AGENT_APPS_HOME: HOME, NO_COLOR: '1', AGENT_APPS_TRUST_WORKSPACE: '1' };
   for (const key of ['AGENT_APPS_PATH', 'AGENT_APPS_MCP_TOKEN', 'FORCE_COLOR', 'NODE_OPTIONS', 'NODE_TEST_CONTEXT']) delete env[key];
   Object.assign(env, extra);
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));

@@ -177,7 +177,9 @@ function splitFlag(w: string): [string, string | undefined] {
 async function skillNames(g: GlobalOptions, all: boolean): Promise<string[]> {
   const rt = await createRuntime(runtimeOptions(g));
   try {
-    return (await rt.list({ all })).filter((s) => !s.error).map((s) => s.name);
+    // Completion never starts an MCP server or runs a command (docs/security.md): skill files only.
+    const cfg = rt.root.locals.config;
+    return (await rt.root.globals.internals.kernel.registry.list(cfg.paths, { all, mcpServers: false })).filter((s) => !s.error).map((s) => s.name);
   } finally {
     await rt.close();
   }
@@ -187,6 +189,9 @@ async function skillFlags(g: GlobalOptions, skill: string): Promise<string[]> {
   const rt = await createRuntime(runtimeOptions(g));
   try {
     const cfg = rt.root.locals.config;
+    const registry = rt.root.globals.internals.kernel.registry;
+    // A name no skill file holds would be looked up among MCP servers — started for it: not here.
+    if (!registry.lookup(skill, cfg.paths)) return [];
     const params = (await rt.root.globals.internals.kernel.resolve(skill, cfg.paths, cfg.cwd)).decl.params as { properties?: Record<string, { type?: unknown }> } | undefined;
     const props = params?.properties && typeof params.properties === 'object' ? params.properties : {};
     return Object.entries(props).flatMap(([k, p]) => (p?.type === 'boolean' ? [`--${k}`, `--no-${k}`] : [`--${k}`]));

@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { AgentAppsError } from '../core/errors.ts';
 import { RUNS_DIR } from './reporters.ts';
+import { readTrust, trustFolder } from '../policy/workspace-trust.ts';
 import { TEMPLATES, commandCwd, isDirectory, relative, writePlanned, type PlannedFile } from './scaffold.ts';
 import { globalsOf } from './runtime-options.ts';
 import type { CliIO } from './io.ts';
@@ -50,6 +51,9 @@ Examples:
       const updated: string[] = [];
       // An existing .gitignore is the user's: add the run records to it rather than refuse.
       if (hasGitignore && addIgnore(gitignore)) updated.push(gitignore);
+      // init trusts what it creates (docs/security.md): the templates start no process, so the trust
+      // covers "nothing" — a .mcp.json the folder held already, or one added later, still asks.
+      if (!readTrust().folders[fs.realpathSync(root)]) trustFolder(root, []);
 
       if (globalsOf(cmd).json) {
         io.stdout.write(JSON.stringify({ workspace: root, created, updated }) + '\n');

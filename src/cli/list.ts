@@ -53,6 +53,12 @@ Examples:
           const shown = names.length > 5 ? `${names.slice(0, 5).join(', ')} and ${names.length - 5} more` : names.join(', ');
           io.stderr.write(`${paint.yellow('warn')}: ${shown} loaded with warnings: agent-apps validate (or describe NAME) explains them\n`);
         }
+        const untrusted = list.filter((s) => s.untrusted);
+        if (untrusted.length) {
+          const paint = await painter(io.stderr, g.color !== false);
+          const names = untrusted.map((s) => s.name).join(', ');
+          io.stderr.write(`${paint.yellow('warn')}: MCP server${untrusted.length === 1 ? '' : 's'} ${names} not started: this workspace is not trusted to start processes — 'agent-apps trust' shows what it would run and trusts it\n`);
+        }
         const broken = list.filter((s) => s.error);
         if (broken.length) {
           // The table shows each error cut to fit; the whole message goes to stderr.
@@ -78,7 +84,7 @@ export function shortOrigin(origin: string | null, cwd: string): string {
 async function table(list: ToolSummary[], cwd: string, color: boolean, io: CliIO): Promise<string> {
   const paint = await painter(io.stdout, color);
   if (!list.length) return 'No skills found. Create skills/hello.md, or run `agent-apps list --all` to see the built-ins.\n';
-  const rows = list.map((s) => [s.name, s.kind, s.error ? `ERROR ${s.error}` : (s.warnings?.length ? 'WARN ' : '') + shadowNote(s, cwd) + (s.description ?? ''), shortOrigin(s.origin, cwd)]);
+  const rows = list.map((s) => [s.name, s.kind, s.error ? `ERROR ${s.error}` : s.untrusted ? `UNTRUSTED ${s.untrusted}` : (s.warnings?.length ? 'WARN ' : '') + shadowNote(s, cwd) + (s.description ?? ''), shortOrigin(s.origin, cwd)]);
   const width = [0, 1].map((i) => Math.max(...rows.map((r) => r[i]!.length), i === 0 ? 4 : 4));
   const descWidth = Math.max(20, Math.min(60, (io.stdout.columns ?? 120) - width[0]! - width[1]! - 40));
   const fit = (s: string, n: number) => (s.length > n ? s.slice(0, n - 1) + '…' : s.padEnd(n));

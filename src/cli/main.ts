@@ -36,6 +36,7 @@ const COMMANDS: { name: string; term: string; description: string; hidden?: bool
   { name: 'completion', term: 'completion [options] <shell>', description: 'print a shell completion script (bash, zsh or fish): commands, options, and the skills of the workspace you are in', load: loadCompletion },
   { name: '__complete', term: '__complete [options]', description: 'print the completion candidates for a command line (used by the completion scripts)', hidden: true, load: loadCompletion },
   { name: 'validate', term: 'validate [options] [paths...]', description: 'check skill files and folders — Agent Skills SKILL.md folders and agent-apps skills — and report every problem', load: async () => (await import('./validate.ts')).registerValidate },
+  { name: 'trust', term: 'trust [options] [path]', description: 'trust a workspace to start what it configures (its .mcp.json servers, SKILL.md !`…` spans); --list, --revoke', load: async () => (await import('./trust.ts')).registerTrust },
   { name: 'worker', term: 'worker [options]', description: 'run skills for `run --remote` from a NATS JetStream work queue (or show the queues)', load: async () => (await import('./worker.ts')).registerWorker },
   { name: 'test', term: 'test [options] [paths...]', description: 'run eval files (*.test.yaml): each case invokes a skill and checks its result', load: async () => (await import('./test-cmd.ts')).registerTest },
 ];

@@ -7,7 +7,7 @@ import { redactString } from '../core/redact.ts';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, refused: 3, interrupted: 130, terminated: 143 } as const;
 
-const USAGE_CODES = new Set(['E_TOOL_NOT_FOUND', 'E_CONFIG', 'E_USAGE', 'E_NOT_INTERACTIVE', 'commander.unknownOption', 'commander.missingArgument', 'commander.unknownCommand', 'commander.invalidArgument', 'commander.optionMissingArgument', 'commander.excessArguments', 'commander.missingMandatoryOptionValue']);
+const USAGE_CODES = new Set(['E_TOOL_NOT_FOUND', 'E_CONFIG', 'E_USAGE', 'E_NOT_INTERACTIVE', 'E_UNTRUSTED_WORKSPACE', 'commander.unknownOption', 'commander.missingArgument', 'commander.unknownCommand', 'commander.invalidArgument', 'commander.optionMissingArgument', 'commander.excessArguments', 'commander.missingMandatoryOptionValue']);
 
 export function exitCodeFor(err: unknown): number {
   if (err instanceof AbortError || (err as { code?: string })?.code === 'E_ABORTED') return EXIT.refused;

@@ -24,13 +24,15 @@ export interface GlobalOptions {
   outputFormat?: string;
   /** A run that had a denied tool call ends ok: false, exit 1, E_DENIED (SPEC §18). */
   failOnDenial?: boolean;
+  /** The workspace's own process-starting configuration may run without a recorded trust (docs/security.md). */
+  trustWorkspace?: boolean;
 }
 
 export const OUTPUT_FORMATS = ['text', 'json', 'stream-json'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error'];
-const KEYS = ['cwd', 'path', 'set', 'debug', 'profile', 'logLevel', 'json', 'color', 'shutdownGrace', 'approve', 'outputFormat', 'failOnDenial'] as const;
+const KEYS = ['cwd', 'path', 'set', 'debug', 'profile', 'logLevel', 'json', 'color', 'shutdownGrace', 'approve', 'outputFormat', 'failOnDenial', 'trustWorkspace'] as const;
 
 /**
  * Adds the global options to `cmd`. The program shows them; subcommands get hidden copies, so
@@ -51,6 +53,7 @@ export function addGlobalOptions(cmd: Command, hidden = false): Command {
     new Option('--no-color', 'disable colour (NO_COLOR and a non-TTY output disable it too)'),
     new Option('--shutdown-grace <ms>', 'on SIGINT/SIGTERM, how long shutdown handlers may run before the root is aborted (default: 3000)'),
     new Option('--approve <patterns>', "pre-approve agent calls that need a person's approval (ask-tools, trust: ask): 'all', or allowed-tools patterns such as 'shell(command=echo *)' (repeatable)").argParser(collect),
+    new Option('--trust-workspace', "let this run start what the workspace configures (its .mcp.json servers, SKILL.md !`…` spans) without a recorded trust (see 'agent-apps trust')"),
   ];
   for (const o of options) cmd.addOption(hidden ? o.hideHelp() : o);
   return cmd;
@@ -135,7 +138,7 @@ export function runtimeOptions(g: GlobalOptions): RuntimeOptions & { logLevel?: 
   if (g.logLevel !== undefined && !LEVELS.includes(g.logLevel)) {
     throw new AgentAppsError('E_USAGE', `--log-level must be one of ${LEVELS.join(', ')} (got '${g.logLevel}')`);
   }
-  return { cwd, paths: g.path ?? [], overrides, logLevel: g.logLevel as LogLevel | undefined, ...approveOption(g.approve) };
+  return { cwd, paths: g.path ?? [], overrides, logLevel: g.logLevel as LogLevel | undefined, ...approveOption(g.approve), ...(g.trustWorkspace ? { trustWorkspace: true } : {}) };
 }
 
 /** `--approve all` or allowed-tools patterns (SPEC §17); several flags add up, `all` wins. */

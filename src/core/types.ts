@@ -308,6 +308,8 @@ export interface ToolSummary {
   warnings?: string[];
   /** The origin of the skill of the same name that this one shadows (a later search root's, or an MCP tool). */
   shadows?: string;
+  /** An MCP server of an untrusted workspace: not started, and why (docs/security.md). */
+  untrusted?: string;
 }
 
 export interface ToolDescription {

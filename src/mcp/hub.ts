@@ -22,6 +22,8 @@ import { nameProblem, suggest } from '../loader/names.ts';
 import type { IndexEntry, RootIndex } from '../loader/scan.ts';
 import { bareName, fingerprint, normaliseName, parseMcpKey, parseServer, parseToolUri, readMcpJson, servesThisWorkspace, toolUri, whereConfigured, type BrokenServer, type ParseContext, type ServerConfig } from './config.ts';
 import type { Connection } from './client.ts';
+import type { WorkspaceTrust } from '../policy/workspace-trust.ts';
+import { commandLine } from '../policy/process-config.ts';
 
 /** What the hub needs of the registry (an interface: the registry imports this module). */
 export interface HubHost {
@@ -39,6 +41,8 @@ export interface HubOptions {
   overrides?: JsonObject;
   /** Log events of the connections themselves (stderr lines, start, exit). */
   log?: (event: LogInput) => void;
+  /** The workspace's trust: a stdio server its own files configure starts only once it is trusted. */
+  trust?: WorkspaceTrust;
 }
 
 /** An MCP server's tool as a loaded tool. */
@@ -277,6 +281,8 @@ export class McpHub {
     // A stdio server boots while the SDK loads (client-stdio.ts has no SDK at run time).
     let spawned;
     if (config.transport === 'stdio') {
+      // A cloned workspace starts nothing by itself (docs/security.md): asked, or refused, first.
+      await this.#opts.trust?.require({ kind: 'mcp', name: config.name, command: commandLine(config.command, config.args), ...(config.source.file ? { file: config.source.file } : {}) });
       const stdio = await import('./client-stdio.ts');
       const cycle = stdio.startCycle(config);
       if (cycle) {
@@ -442,8 +448,12 @@ export class McpHub {
       if (only && !only(b.prefix || b.name)) continue;
       out.push({ name: b.name, kind: 'mcp', origin: b.source.file ? `file://${b.source.file}` : null, visibility: 'public', error: b.error });
     }
+    // An untrusted workspace's stdio servers are listed as what they are, never started for a listing.
+    const trust = this.#opts.trust;
+    const untrusted = trust && servers.some((c) => c.transport === 'stdio' && trust.needsTrust(c.source.file)) && !(await trust.isTrusted());
     const results = await Promise.all(
       servers.map(async (config) => {
+        if (untrusted && config.transport === 'stdio' && trust.needsTrust(config.source.file)) return { config, untrusted: true as const };
         try {
           return { config, state: await this.#tools(config) };
         } catch (err) {
@@ -452,6 +462,12 @@ export class McpHub {
       }),
     );
     for (const r of results) {
+      if ('untrusted' in r) {
+        if (only && !only(r.config.prefix)) continue;
+        const command = r.config.transport === 'stdio' ? commandLine(r.config.command, r.config.args) : '';
+        out.push({ name: r.config.name, kind: 'mcp', origin: toolUri(r.config.name, '').slice(0, -1), visibility: 'public', server: r.config.name, untrusted: `not started: the workspace is not trusted (it would run ${command}) — agent-apps trust` });
+        continue;
+      }
       if (r.error || !r.state) {
         if (only && !only(r.config.prefix)) continue;
         out.push({ name: r.config.name, kind: 'mcp', origin: toolUri(r.config.name, '').slice(0, -1), visibility: 'public', error: r.error?.message ?? 'not connected', server: r.config.name });

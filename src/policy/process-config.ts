@@ -1,0 +1,36 @@
+// What a workspace's configuration would start (docs/security.md, "What a cloned workspace can
+// do"): its stdio MCP servers (`.mcp.json`, `mcp:` in its mains) and the `!`command`` spans of its
+// SKILL.md skills — what a trust covers and what the trust question lists. Read only when
+// something is about to start, never on a plain run.
+import type { Kernel } from '../kernel/orchestrator.ts';
+import type { ProcessConfig } from './workspace-trust.ts';
+
+/** `!`command`` in a SKILL.md body. */
+const SPAN = /!`([^`\n]+)`/g;
+
+/** A command line as a person reads it: words with spaces or quotes quoted. */
+export function commandLine(command: string, args: readonly string[] = []): string {
+  return [command, ...args].map((w) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : JSON.stringify(w))).join(' ');
+}
+
+export async function gatherProcessConfig(kernel: Kernel, paths: readonly string[], needsTrust: (file: string | undefined) => boolean): Promise<ProcessConfig[]> {
+  const out: ProcessConfig[] = [];
+  const registry = kernel.registry;
+  const hub = await registry.mcpHub(kernel.base.cwd);
+  for (const s of (await hub.servers(paths)).servers) {
+    if (s.transport !== 'stdio' || !needsTrust(s.source.file)) continue;
+    out.push({ kind: 'mcp', name: s.name, command: commandLine(s.command, s.args), ...(s.source.file ? { file: s.source.file } : {}) });
+  }
+  // SKILL.md folders are Markdown: reading them runs nothing (no import).
+  for (const summary of await registry.list(paths, { all: true, mcpServers: false })) {
+    if (summary.kind !== 'skill-folder' || summary.error) continue;
+    try {
+      const tool = await kernel.resolve(summary.name, paths, kernel.base.cwd);
+      if (!tool.file || !needsTrust(tool.file) || !tool.prompt?.includes('!`')) continue;
+      for (const m of tool.prompt.matchAll(SPAN)) out.push({ kind: 'span', name: tool.name, command: m[1]!, file: tool.file });
+    } catch {
+      // a skill that does not load runs nothing
+    }
+  }
+  return out;
+}
