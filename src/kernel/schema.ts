@@ -1,7 +1,7 @@
 // JSON Schema validation with ajv (+ ajv-formats), loaded on first use so that skills without
 // schemas never pay for it. Validators are compiled once per schema object.
 import { existsSync } from 'node:fs';
-import type { SchemaError } from '../core/errors.ts';
+import { AgentAppsError, type SchemaError } from '../core/errors.ts';
 
 type Validate = ((data: unknown) => boolean) & { errors?: SchemaError[] | null };
 interface Ajv {
@@ -64,6 +64,60 @@ function checkSchemasWith(a: Ajv, draft07: Validate): void {
   };
 }
 
+// ── schemas from outside ─────────────────────────────────────────────────────────────────────
+// An MCP server's inputSchema / outputSchema or a downloaded SKILL.md's params are not ours: a
+// `pattern` like `^(a|aa)+$` run by a backtracking engine on 60 `a`s and a `!` blocks the event
+// loop for minutes (no timeout or Ctrl-C can interrupt it). Such schemas compile with RE2's
+// linear-time matching (the re2js port: pure JavaScript, nothing to build or download); one whose
+// patterns RE2 cannot run (lookarounds, backreferences) is refused, never run with backtracking.
+
+/** Marks by JSON text (a copy of a marked schema is marked too): the code and label a refusal names. */
+const untrusted = new Map<string, { code: string; label: string }>();
+let safeAjv: Promise<Ajv> | undefined;
+type Re2 = { compile(pattern: string, flags?: number): { matcher(s: string): { find(): boolean } } ; CASE_INSENSITIVE: number };
+
+/** Validates `schema` with linear-time patterns from now on; `label` says where it came from ("MCP server 'x', tool 'y', inputSchema"). */
+export function markUntrusted(schema: object | boolean, code: 'E_MCP' | 'E_CONFIG', label: string): void {
+  untrusted.set(JSON.stringify(schema), { code, label });
+}
+
+function safeInstance(): Promise<Ajv> {
+  safeAjv ??= (async () => {
+    const [{ Ajv, addFormats }, { RE2JS }] = await Promise.all([loadAjv(), import('re2js') as Promise<{ RE2JS: Re2 }>]);
+    const regExp = Object.assign((pattern: string, flags: string) => {
+      const re = RE2JS.compile(pattern, flags.includes('i') ? RE2JS.CASE_INSENSITIVE : 0);
+      return { test: (text: string) => re.matcher(text).find() };
+    }, { code: 're2js' });
+    const a = new Ajv({ ...AJV_OPTIONS, code: { regExp } });
+    addFormats(a);
+    return a;
+  })();
+  return safeAjv;
+}
+
+/** The first `pattern` (or patternProperties key) of `schema` that RE2 refuses, with its key path. */
+async function refusedPattern(schema: unknown): Promise<{ at: string; why: string } | undefined> {
+  const { RE2JS } = (await import('re2js')) as { RE2JS: Re2 };
+  const stack: { v: unknown; at: string }[] = [{ v: schema, at: '' }];
+  while (stack.length) {
+    const { v, at } = stack.pop()!;
+    if (!v || typeof v !== 'object') continue;
+    for (const [k, child] of Object.entries(v)) {
+      const here = at ? `${at}.${k}` : k;
+      const patterns = k === 'pattern' && typeof child === 'string' ? [[here, child]] : k === 'patternProperties' && child && typeof child === 'object' ? Object.keys(child).map((p) => [`${here}[${JSON.stringify(p)}]`, p]) : [];
+      for (const [where, p] of patterns) {
+        try {
+          RE2JS.compile(p!);
+        } catch (err) {
+          return { at: where!, why: (err as Error).message };
+        }
+      }
+      stack.push({ v: child, at: here });
+    }
+  }
+  return undefined;
+}
+
 export async function validator(schema: object | boolean): Promise<Validate> {
   if (typeof schema === 'object') {
     const hit = compiled.get(schema);
@@ -72,7 +126,14 @@ export async function validator(schema: object | boolean): Promise<Validate> {
   const text = JSON.stringify(schema);
   let v = byText.get(text);
   if (!v) {
-    v = (await instance()).compile(schema);
+    const mark = untrusted.get(text);
+    if (mark) {
+      const refused = await refusedPattern(schema);
+      if (refused) throw new AgentAppsError(mark.code, `${mark.label}: ${refused.at} is refused: ${refused.why} — patterns in schemas from outside run in linear time (RE2), without lookarounds or backreferences`);
+      v = (await safeInstance()).compile(schema);
+    } else {
+      v = (await instance()).compile(schema);
+    }
     byText.set(text, v);
   }
   if (typeof schema === 'object') compiled.set(schema, v);

@@ -18,6 +18,7 @@ import { isPlainObject } from '../core/path.ts';
 import type { InterpolationVars } from '../kernel/interpolate.ts';
 import type { JsonObject, LoadedTool, LogInput, ToolSummary } from '../core/types.ts';
 import { declare } from '../loader/frontmatter.ts';
+import { markUntrusted } from '../kernel/schema.ts';
 import { nameProblem, suggest } from '../loader/names.ts';
 import type { IndexEntry, RootIndex } from '../loader/scan.ts';
 import { bareName, fingerprint, normaliseName, parseMcpKey, parseServer, parseToolUri, readMcpJson, servesThisWorkspace, toolUri, whereConfigured, type BrokenServer, type ParseContext, type ServerConfig } from './config.ts';
@@ -333,6 +334,9 @@ export class McpHub {
     const uri = toolUri(server, t.name);
     const params = cleanSchema(t.inputSchema);
     const returns = t.outputSchema ? cleanSchema(t.outputSchema) : undefined;
+    // A server's schemas are not ours: their patterns run in linear time, or not at all (schema.ts).
+    if (params) markUntrusted(params, 'E_MCP', `MCP server '${server}', tool '${t.name}', inputSchema`);
+    if (returns) markUntrusted(returns, 'E_MCP', `MCP server '${server}', tool '${t.name}', outputSchema`);
     let description = typeof t.description === 'string' ? printable(t.description) : typeof t.title === 'string' ? printable(t.title) : undefined;
     if (description && description.length > DESCRIPTION_MAX) description = description.slice(0, DESCRIPTION_MAX) + '…';
     const metadata: JsonObject = {};
