@@ -111,3 +111,53 @@ test('repl: a Tab that comes in one read with the text before it completes, as w
   assert.equal((await tm.exited).exitCode, 0, tm.text());
   assert.equal(tm.stdout(), '');
 });
+
+test('Ctrl-C during an agent run: the screen ends with the agent’s text, then its code (interrupted), the notice, the shutdown’s warnings and the summary — no spinner line left; exit 130, nothing on stdout', async (t) => {
+  const tm = term(t, ['run', 'sleepy'], { separateStdout: true });
+  await tm.waitFor(/→ slow \{\} …/);
+  tm.write(KEYS.ctrlC);
+  assert.equal((await tm.exited).exitCode, 130, tm.text());
+  assert.equal(tm.stdout(), '');
+  const lines = tm.lines();
+  const at = (re: RegExp) => {
+    const i = lines.findIndex((l) => re.test(l));
+    assert.ok(i >= 0, `${re} on the screen:\n${tm.text()}`);
+    return i;
+  };
+  const order = [
+    at(/^── sleepy · turn 1$/),
+    at(/^I will wait a while\.$/),
+    at(/^⚙ invoke$/),
+    at(/^ {2}│ await ctx\.manager\.invoke\('slow', \{\}\);$/),
+    at(/^ {2}→ slow \{\} …$/),
+    at(/^ {2}✗ interrupted$/),
+    at(/^interrupted — shutting down \(Ctrl-C again to exit at once\)$/),
+    at(/slow: finally ran$/),
+    at(/^── sleepy · 1 turn · [\d,]+ tokens · interrupted$/),
+  ];
+  assert.deepEqual(order, [...order].sort((a, b) => a - b), `in this order:\n${tm.text()}`);
+  assert.equal(order[order.length - 1], lines.length - 1, `the summary is the last line:\n${tm.text()}`);
+  assert.deepEqual(lines.filter((l) => /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]|· thinking|· stopping/.test(l)), [], 'no spinner line left');
+  assert.equal(lines.filter((l) => l.includes('⚙ invoke')).length, 1, 'the code block once');
+  assert.equal(lines.filter((l) => /^── sleepy · \d+ turns? /.test(l)).length, 1, 'one summary');
+});
+
+test('repl, an agent skill: its prompt stays a spinner while the agent runs (an agent starting does not bring the prompt back); Ctrl-C cancels it, the agent’s output in order, the warnings, the summary, then the prompt', async (t) => {
+  const tm = term(t, ['repl'], { separateStdout: true });
+  await tm.waitFor('agent-apps›');
+  await tm.idle();
+  await tm.type('sleepy');
+  tm.write(KEYS.enter);
+  await tm.waitFor(/→ slow \{\} …/);
+  await tm.waitFor(/sleepy — Ctrl-C cancels/);
+  assert.doesNotMatch(tm.text(), /agent-apps› *$/m, `no prompt while the agent runs:\n${tm.text()}`);
+  tm.write(KEYS.ctrlC);
+  await tm.waitFor(/✗ sleepy: cancelled\nagent-apps› *$/m);
+  const text = tm.text();
+  assert.match(text, /^ {2}→ slow \{\} …\n {2}✗ interrupted\nslow: finally ran\n── sleepy · 1 turn · [\d,]+ tokens · interrupted\n✗ sleepy: cancelled$/m, text);
+  assert.doesNotMatch(text, /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/, 'no spinner line left');
+  await tm.idle();
+  tm.write(KEYS.ctrlD);
+  assert.equal((await tm.exited).exitCode, 0, tm.text());
+  assert.equal(tm.stdout(), '');
+});

@@ -157,7 +157,9 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
   };
   // stream-json's last line (SPEC §18): the outcome with its exit code, written once.
   const result = (exitCode: number, outcome: { result?: unknown; error?: unknown }) => stream?.result({ run: runId, exitCode, ...outcome, durationMs: Date.now() - started, report });
-  const stop = installSignals(controller, runtime, io, graceMs(g), (sig) => {
+  // The notice goes through the UI when one is shown, so it follows what the UI showed so far.
+  const notify = (text: string): Promise<void> => (terminal ? terminal.interrupted(text) : Promise.resolve(void io.stderr.write(text)));
+  const stop = installSignals(controller, runtime, notify, graceMs(g), (sig) => {
     // A second SIGINT exits at once (SPEC §8), but the run file still gets its run-end and the
     // `.live` marker goes: both synchronously, before process.exit.
     runEnd({ level: 'warn', text: `run ${skill}: ${sig} (again: exited at once)`, exitCode: EXIT.interrupted });
@@ -301,7 +303,7 @@ interface SignalState {
  * up to the grace period to settle, abort the root context, exit 130 / 143. A second SIGINT
  * exits at once.
  */
-function installSignals(controller: AbortController, runtime: Runtime, io: CliIO, grace: number, beforeForcedExit: (sig: 'SIGINT') => void): SignalState {
+function installSignals(controller: AbortController, runtime: Runtime, notify: (text: string) => Promise<void>, grace: number, beforeForcedExit: (sig: 'SIGINT') => void): SignalState {
   let reject!: (err: unknown) => void;
   let markSettled!: () => void;
   const state: SignalState = {
@@ -327,7 +329,8 @@ function installSignals(controller: AbortController, runtime: Runtime, io: CliIO
       return;
     }
     state.signal = sig;
-    io.stderr.write(shutdownNotice(sig));
+    // Not held up by a UI that does not draw: the shutdown starts within a second either way.
+    await Promise.race([notify(shutdownNotice(sig)).catch(() => undefined), new Promise<void>((r) => setTimeout(r, 1000).unref())]);
     try {
       const before = runtime.root.globals.internals.dispatched?.length ?? 0;
       await runtime.invoke('event-emit', { topic: 'shutdown', type: sig === 'SIGINT' ? 'sigint' : 'sigterm', data: { signal: sig }, source: 'cli' });

@@ -21,6 +21,12 @@ export interface CliTerminal {
   attach(root: Context, cliOptions: CliOptions): void;
   /** Removes the UI (before the result is written to stdout). */
   close(): Promise<void>;
+  /**
+   * The interrupt notice (SIGINT / SIGTERM). With the UI shown, what it shows live is written
+   * first and the notice after it, not between an agent's text and its running code; resolves
+   * once the notice is on the screen.
+   */
+  interrupted(notice: string): Promise<void>;
 }
 
 export interface CliTerminalOptions {
@@ -40,6 +46,9 @@ export function cliTerminal(io: CliIO, o: CliTerminalOptions): CliTerminal | und
         if (!o.json) root.globals.internals.progress = progressPrinter(io.stderr, o.paint);
       },
       async close() {},
+      async interrupted(notice) {
+        io.stderr.write(notice);
+      },
     };
   }
   let loading: Promise<Screen> | undefined;
@@ -79,6 +88,16 @@ export function cliTerminal(io: CliIO, o: CliTerminalOptions): CliTerminal | und
       } catch {
         // The result matters more than the UI's last frame.
       }
+    },
+    async interrupted(notice) {
+      let shown = false;
+      try {
+        // Nothing drawn yet (no agent, no gate): nothing to keep in order, and no UI to load.
+        if (loading) shown = await (await loading).interrupted(notice);
+      } catch {
+        // The notice matters more than the UI.
+      }
+      if (!shown) io.stderr.write(notice);
     },
   };
 }

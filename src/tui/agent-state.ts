@@ -26,7 +26,7 @@ export type Block =
   | { kind: 'text'; skill: string; text: string; reasoning?: boolean }
   | { kind: 'code'; skill: string; tool: string; code: string; calls: SkillCall[]; result?: string; error?: string; interrupted?: boolean }
   | { kind: 'error'; skill: string; text: string }
-  | { kind: 'done'; skill: string; turns: number; usage: Usage };
+  | { kind: 'done'; skill: string; turns: number; usage: Usage; interrupted?: boolean };
 
 export interface AgentLive {
   skill: string;
@@ -38,6 +38,8 @@ export interface AgentLive {
   /** The `invoke` call running now. */
   code?: { tool: string; code: string; calls: SkillCall[] };
   started: number;
+  /** Interrupted (Ctrl-C, SIGTERM): what it showed is written; it is only waited for now. */
+  stopping?: boolean;
 }
 
 export interface ProgressEvent {
@@ -50,10 +52,18 @@ interface Agent extends AgentLive {
   sawDelta: boolean;
   sawReasoningDelta: boolean;
   turns: number;
+  /** The agent runs (agentId) shown under this name since it was last finished. */
+  ids: Set<string>;
 }
 
 export class AgentTracker {
   readonly #agents = new Map<string, Agent>();
+  /**
+   * Agent runs already summed up: an aborted run goes on reporting as it unwinds (its call's
+   * error, the turn's end) after the command that ran it is over; those events must not bring
+   * back a live part — a spinner left under the summary (docs/terminal.md, The live agent view).
+   */
+  readonly #over = new Set<string>();
   readonly #commit: (b: Block) => void;
   readonly #changed: () => void;
 
@@ -64,7 +74,7 @@ export class AgentTracker {
 
   /** The agents running now, for the live part. */
   live(): AgentLive[] {
-    return [...this.#agents.values()].map((a) => ({ skill: a.skill, turn: a.turn, usage: { ...a.usage }, text: a.text, reasoning: a.reasoning, ...(a.code ? { code: { ...a.code, calls: a.code.calls.map((c) => ({ ...c })) } } : {}), started: a.started }));
+    return [...this.#agents.values()].map((a) => ({ skill: a.skill, turn: a.turn, usage: { ...a.usage }, text: a.text, reasoning: a.reasoning, ...(a.code ? { code: { ...a.code, calls: a.code.calls.map((c) => ({ ...c })) } } : {}), started: a.started, ...(a.stopping ? { stopping: true } : {}) }));
   }
 
   get running(): boolean {
@@ -73,11 +83,16 @@ export class AgentTracker {
 
   event(e: ProgressEvent): void {
     const skill = typeof e.skill === 'string' && e.skill ? e.skill : 'agent';
+    const id = typeof e.agentId === 'string' ? e.agentId : undefined;
+    if (id && this.#over.has(id)) return;
     let a = this.#agents.get(skill);
     if (!a) {
-      a = { skill, turn: 0, usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 }, text: '', reasoning: '', started: Date.now(), sawDelta: false, sawReasoningDelta: false, turns: 0 };
+      a = { skill, turn: 0, usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 }, text: '', reasoning: '', started: Date.now(), sawDelta: false, sawReasoningDelta: false, turns: 0, ids: new Set() };
       this.#agents.set(skill, a);
     }
+    if (id) a.ids.add(id);
+    // An interrupted agent's output was written as it stood; only its token count still counts.
+    if (a.stopping && e.type !== 'usage') return;
     switch (e.type) {
       case 'turn-start': {
         this.#flush(a);
@@ -173,12 +188,34 @@ export class AgentTracker {
   finish(): void {
     if (!this.#agents.size) return;
     for (const a of this.#agents.values()) {
-      this.#flush(a);
-      if (a.code) this.#commit({ kind: 'code', skill: a.skill, tool: a.code.tool, code: a.code.code, calls: a.code.calls, interrupted: true });
-      this.#commit({ kind: 'done', skill: a.skill, turns: a.turns, usage: a.usage });
+      this.#writeOut(a);
+      this.#commit({ kind: 'done', skill: a.skill, turns: a.turns, usage: a.usage, ...(a.stopping ? { interrupted: true } : {}) });
+      for (const id of a.ids) this.#over.add(id);
     }
     this.#agents.clear();
     this.#changed();
+  }
+
+  /**
+   * The run is interrupted (Ctrl-C, SIGTERM): what each agent showed live is written above now,
+   * its running code marked interrupted, so that what comes next — the interrupt notice, the
+   * warnings of the shutdown — follows it instead of landing between its text and its code. The
+   * agents stay until finish() writes their summaries.
+   */
+  interrupt(): void {
+    if (!this.#agents.size) return;
+    for (const a of this.#agents.values()) {
+      this.#writeOut(a);
+      a.stopping = true;
+    }
+    this.#changed();
+  }
+
+  /** The text still streaming, and the code still running (as interrupted), go above. */
+  #writeOut(a: Agent): void {
+    this.#flush(a);
+    if (a.code) this.#commit({ kind: 'code', skill: a.skill, tool: a.code.tool, code: a.code.code, calls: a.code.calls, interrupted: true });
+    a.code = undefined;
   }
 
   #flush(a: Agent): void {

@@ -143,8 +143,11 @@ export class ReplSession {
 
   /** Ctrl-C while a command runs: its context is aborted. */
   cancel(): boolean {
-    if (!this.#running) return false;
-    this.#running.abort(new AgentAppsError('E_ABORTED', 'cancelled (Ctrl-C)'));
+    const running = this.#running;
+    if (!running) return false;
+    // What its agents showed goes above first: the warnings of the cancelled skills follow it.
+    const abort = () => running.abort(new AgentAppsError('E_ABORTED', 'cancelled (Ctrl-C)'));
+    void this.screen.agentsInterrupted().then(abort, abort);
     return true;
   }
 

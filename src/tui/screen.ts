@@ -10,7 +10,7 @@
 // plain agent run leaves the terminal's Ctrl-C alone, and the CLI's SIGINT handling stands.
 import React from 'react';
 import chalk from 'chalk';
-import { Box, Static, render, useInput, useStderr, useWindowSize, type Instance } from 'ink';
+import { Box, Static, Text, render, useInput, useStderr, useWindowSize, type Instance } from 'ink';
 import { ThemeProvider, defaultTheme, extendTheme } from '@inkjs/ui';
 import { AbortError } from '../core/errors.ts';
 import type { Answer, Question } from '../core/ask.ts';
@@ -75,6 +75,7 @@ export class Screen {
   #target: 'stderr' | 'stdout' = 'stderr';
   #pending = { stderr: '', stdout: '' };
   #changedQueued = false;
+  #closing: Promise<void> | undefined;
 
   constructor(o: ScreenOptions) {
     const stderr = o.stderr ?? process.stderr;
@@ -186,13 +187,15 @@ export class Screen {
   // ── what the apps call ───────────────────────────────────────────────────────────────────────
   /** Writes an element (or a line of text) to the transcript, above the live part. */
   print(el: Element | string): void {
-    this.#append({ el: typeof el === 'string' ? h(React.Fragment, null, el) : el });
+    // ink draws text only inside <Text>.
+    this.#append({ el: typeof el === 'string' ? h(Text, null, el) : el });
   }
 
   /** An agent's progress event (globals.internals.progress); `deltas`: the text is shown as it streams. */
   progress = Object.assign(
     (e: ProgressEvent): void => {
-      if (!this.closed) this.#tracker.event(e);
+      // Closing, the agents' summaries are written: an event still coming is of a run torn down.
+      if (!this.closed && !this.#closing) this.#tracker.event(e);
     },
     { deltas: true },
   );
@@ -200,6 +203,43 @@ export class Screen {
   /** The agent runs are over: their live parts become a summary line. */
   agentsDone(): void {
     this.#tracker.finish();
+  }
+
+  /**
+   * The run is interrupted (the CLI's SIGINT / SIGTERM handling): the agents' live parts are
+   * written above as they stand, then `notice`; resolves once that is on the screen, so whatever
+   * the shutdown writes next comes after it. The summaries follow when the screen closes — the
+   * screen ends with the agent's output in order, the notice, the summary (docs/terminal.md).
+   * False when the screen is closing or closed: the caller writes the notice itself.
+   */
+  async interrupted(notice: string): Promise<boolean> {
+    if (this.closed || this.#closing) return false;
+    this.#tracker.interrupt();
+    // The terminal's ^C echo is inside the live part, which is redrawn: no newline to step past it.
+    this.print(notice.replace(/^\n+|\n+$/g, ''));
+    await this.#flushed();
+    return true;
+  }
+
+  /**
+   * A command is cancelled (the repl's Ctrl-C): the agents' live parts are written as they stand,
+   * before the cancellation makes their skills' finally blocks write warnings; their summaries
+   * follow with agentsDone().
+   */
+  async agentsInterrupted(): Promise<void> {
+    if (this.closed || this.#closing) return;
+    this.#tracker.interrupt();
+    await this.#flushed();
+  }
+
+  /** Resolves once what the store holds is on the screen. */
+  async #flushed(): Promise<void> {
+    await new Promise<void>((r) => setImmediate(r));
+    try {
+      await this.#instance.waitUntilRenderFlush();
+    } catch {
+      // What comes next goes on without the last frame.
+    }
   }
 
   /** Sets the app's own part (the repl's prompt), or removes it. */
@@ -268,7 +308,13 @@ export class Screen {
   }
 
   /** Removes the UI: the live parts go, the transcript stays in the terminal's scrollback. */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    // Called again while closing (the CLI closes the UI on every way out): the same close.
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     if (this.closed) return;
     this.#tracker.finish();
     this.#update({ main: undefined, pause: undefined });
@@ -315,7 +361,9 @@ function App(props: { screen: Screen; bridge: Element }): Element {
     { flexDirection: 'column', width: columns },
     props.bridge,
     h(Static<Item>, { items: s.transcript, children: (item: Item) => h(Box, { key: item.id, flexDirection: 'column', width: columns }, item.block ? h(BlockView, { block: item.block, narrow: columns < 60 }) : item.el) }),
-    ...s.agents.map((a) => h(AgentLiveView, { key: `agent:${a.skill}`, agent: a, columns })),
+    // One element however many agents run: the parts after it keep their place, so an agent
+    // starting does not remount the app's own part (the repl's prompt would lose its state).
+    h(Box, { key: 'agents', flexDirection: 'column' }, ...s.agents.map((a) => h(AgentLiveView, { key: `agent:${a.skill}`, agent: a, columns }))),
     s.pause ? h(PauseView, { key: `pause:${s.pause.id}`, pending: s.pause, active: s.focus === 'pause', print: (el: Element) => props.screen.print(el), onInterrupt: props.screen.interrupt, columns, rows }) : null,
     q ? h(QuestionView, { key: `q:${q.id}`, pending: q, more: s.questions.length - 1, active: s.focus === 'question', onInterrupt: props.screen.interrupt, columns }) : null,
     s.main ?? null,

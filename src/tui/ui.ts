@@ -85,7 +85,7 @@ export function BlockView(props: { block: Block; narrow?: boolean }): Element {
     case 'error':
       return h(Line, { color: theme.error }, `✗ ${b.skill}: ${b.text}`);
     case 'done':
-      return h(Line, { dim: true }, `── ${b.skill} · ${b.turns} turn${b.turns === 1 ? '' : 's'} · ${tokens(b.usage.totalTokens, props.narrow)} tokens`);
+      return h(Line, { dim: true }, `── ${b.skill} · ${b.turns} turn${b.turns === 1 ? '' : 's'} · ${tokens(b.usage.totalTokens, props.narrow)} tokens${b.interrupted ? ' · interrupted' : ''}`);
     case 'code':
       return h(CodeBlock, { tool: b.tool, code: b.code, calls: b.calls, result: b.result, error: b.error, interrupted: b.interrupted });
   }
@@ -151,7 +151,7 @@ export function AgentLiveView(props: { agent: AgentLive; columns: number }): Ele
     a.reasoning ? h(Text, { key: 'r', dimColor: true, italic: true }, oneLineSafe(a.reasoning)) : null,
     a.text ? h(Text, { key: 't' }, oneLineSafe(a.text)) : null,
     a.code ? h(CodeBlock, { key: 'c', tool: a.code.tool, code: a.code.code, calls: a.code.calls, running: true }) : null,
-    h(Box, { key: 's' }, h(Spinner, { label: a.code ? label : `${label}${narrow ? '' : ' · thinking'}` })),
+    h(Box, { key: 's' }, h(Spinner, { label: a.stopping ? `${label} · stopping` : a.code ? label : `${label}${narrow ? '' : ' · thinking'}` })),
   );
 }
 
