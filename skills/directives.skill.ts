@@ -4,7 +4,7 @@ import { AbortError, ctxTarget, parseAllowedTools, type Context, type ChainEntry
 
 export const frontmatter = {
   name: 'directives',
-  description: 'Expands remark directives (`:name`, `::name`, `:::name`) in the prompt: each directive naming a tool runs as middleware, in document order, and may replace itself with text. In a SKILL.md, also `$ARGUMENTS`, `$N`, `${CLAUDE_SKILL_DIR}` and the `!`command`` spans its allowed-tools permit.',
+  description: 'Expands remark directives (`:name`, `::name`, `:::name`) in a Markdown skill\'s prompt: each directive naming a tool runs as middleware, in document order, and may replace itself with text (a text directive needs a boundary: `a:b` is text). A SKILL.md body is plain Markdown — no directives, only `$ARGUMENTS`, `$N`, `${CLAUDE_SKILL_DIR}` and the `!`command`` spans its allowed-tools permit.',
   metadata: { role: 'middleware', visibility: 'hidden', tags: ['meta-internal'], params: { type: 'boolean' }, returns: {} },
 };
 
@@ -59,11 +59,18 @@ function labelOf(node: DirectiveNode): string {
 export default async function directives(ctx: Context) {
   const target = ctxTarget(ctx);
   const prompt = target.locals.prompt;
-  // A SKILL.md's body also gets Claude Code's substitutions and `!`command`` spans (SPEC §3.1).
-  const claude = prompt ? agentSkillText(ctx, target) : undefined;
+  if (!prompt) return target.manager.next();
+  // A SKILL.md's body is the format's plain Markdown: it gets the format's substitutions and
+  // `!`command`` spans, and no directives — `superpowers:brainstorming` there is text, never
+  // the skill `brainstorming` (docs/writing-skills.md, "Claude Code's extensions").
+  const claude = agentSkillText(ctx, target);
+  if (claude) {
+    prompt.expanded = await claude(prompt.raw);
+    return target.manager.next();
+  }
   // Only prompts with a colon can hold a directive: skip the parser entirely otherwise.
-  if (!prompt || !prompt.raw.includes(':')) {
-    if (prompt) prompt.expanded = claude ? await claude(prompt.raw) : prompt.raw;
+  if (!prompt.raw.includes(':')) {
+    prompt.expanded = prompt.raw;
     return target.manager.next();
   }
   const raw = prompt.raw;
@@ -76,7 +83,7 @@ export default async function directives(ctx: Context) {
       const d = node as unknown as DirectiveNode;
       const start = d.position?.start.offset;
       const end = d.position?.end.offset;
-      if (registry.has(d.name, paths) && start !== undefined && end !== undefined) {
+      if (start !== undefined && end !== undefined && !(d.type === 'textDirective' && wordBefore(raw, start)) && registry.has(d.name, paths)) {
         found.push({ node: d, start, end });
         return; // a directive that is a tool replaces its whole span, children included
       }
@@ -94,21 +101,27 @@ export default async function directives(ctx: Context) {
     name: 'directives-render',
     fn: async (served: Context) => {
       const p = served.locals.prompt!;
-      // The text between directives is the author's: in a SKILL.md it gets the substitutions and
-      // commands; what a directive put in its place (an included file, an arg) is left as it is.
-      const own = claude ?? ((text: string) => text);
       let out = '';
       let at = 0;
       for (const [index, { start, end }] of found.entries()) {
-        out += (await own(raw.slice(at, start))) + (p.replacements?.[index] ?? '');
+        out += raw.slice(at, start) + (p.replacements?.[index] ?? '');
         at = end;
       }
-      p.expanded = out + (await own(raw.slice(at)));
+      p.expanded = out + raw.slice(at);
       return served.manager.next();
     },
   });
   target.manager.inject(entries);
   return target.manager.next();
+}
+
+/**
+ * True when a letter or digit stands right before the `:` at `offset`: `superpowers:brainstorming`,
+ * `10:30`, `note:x` are text, not text directives (remark-directive would read `:brainstorming`).
+ */
+function wordBefore(raw: string, offset: number): boolean {
+  const prev = [...raw.slice(Math.max(0, offset - 2), offset)].at(-1);
+  return prev !== undefined && /[\p{L}\p{N}]/u.test(prev);
 }
 
 function cleanAttributes(attrs: DirectiveNode['attributes']): Record<string, string> {

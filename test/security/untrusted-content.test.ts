@@ -9,6 +9,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ToolSummary } from '../../src/core/types.ts';
 import { REPO, cli, folder, tempDir } from '../cli-process.ts';
+import { connectStdio, text } from '../mcp-server-helpers.ts';
+
+const SUPERPOWERS = path.join(REPO, 'test', 'fixtures', 'superpowers');
+/** A cassette whose agent answers with the prompt it was given: what the model would have seen. */
+const ECHO = "turns:\n  - invoke: |\n      ctx.manager.finish(await ctx.manager.get('locals.prompt.expanded'));\n";
 
 const fm = (lines: string, body: string) => `---\n${lines}\n---\n${body}`;
 
@@ -84,5 +89,63 @@ describe('scanning: what a downloaded folder holds', () => {
     fs.writeFileSync(path.join(ws, 'skills/own/SKILL.md'), fm('name: own\ndescription: The workspace’s own.', 'Own.\n'));
     const again = await cli(['list'], ws);
     assert.doesNotMatch(again.stderr, /yields no skill/);
+  });
+});
+
+describe('SKILL.md bodies are plain Markdown: a reference to another skill is text', () => {
+  /** The fixture, copied (runs write nothing into the repository), and each skill's body. */
+  function superpowers(): { ws: string; bodies: Map<string, string>; echo: string } {
+    const ws = tempDir('agent-apps-superpowers-');
+    fs.cpSync(SUPERPOWERS, ws, { recursive: true });
+    const echo = path.join(ws, 'echo.yaml');
+    fs.writeFileSync(echo, ECHO);
+    const bodies = new Map<string, string>();
+    for (const name of fs.readdirSync(path.join(ws, 'skills'))) {
+      const source = fs.readFileSync(path.join(ws, 'skills', name, 'SKILL.md'), 'utf8');
+      bodies.set(name, source.slice(source.indexOf('\n---\n', 3) + 5));
+    }
+    return { ws, bodies, echo };
+  }
+
+  test('agent-apps run using-superpowers gives the model its own body, superpowers:brainstorming included — brainstorming never runs', async () => {
+    const { ws, bodies, echo } = superpowers();
+    assert.match(bodies.get('using-superpowers')!, /superpowers:brainstorming first/);
+    const r = await cli(['--set', 'model.provider=replay', '--set', `model.cassette=${echo}`, 'run', 'using-superpowers'], ws);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim(), bodies.get('using-superpowers')!.trim());
+    assert.doesNotMatch(r.stdout, /Brainstorming Ideas Into Designs/);
+  });
+
+  test('prompts/get of every superpowers-style skill returns its body as written, and no agent starts (no model is configured)', async (t) => {
+    const { ws, bodies } = superpowers();
+    const { client } = await connectStdio(t, { cwd: ws });
+    const listed = (await client.listPrompts()).prompts.map((p) => p.name).sort();
+    assert.deepEqual(listed, [...bodies.keys()].sort());
+    for (const [name, body] of bodies) {
+      const got = await client.getPrompt({ name });
+      assert.equal(text({ content: got.messages.map((m) => m.content) }).trim(), body.trim(), name);
+    }
+  });
+
+  test('our own NAME.md: a colon after a letter or digit is text, and a directive naming no tool stays as written — neither runs a skill', async () => {
+    const marker = path.join(tempDir('agent-apps-marker-'), 'RAN');
+    const body = [
+      'Meet at 10:30 about :arg{name=topic}.',
+      'First superpowers:brainstorming, then note:x and step:2.',
+      'Unknown: :no-such-tool[a label]{a=1} and :Capital.',
+      '::nothing-here{x=1}',
+      '',
+    ].join('\n');
+    const ws = folder({
+      'skills/meeting.md': fm('name: meeting\ndescription: Meeting notes.\nmetadata:\n  model: { provider: replay, cassette: meeting.yaml }\n  params: { type: object, properties: { topic: { type: string } } }', body),
+      'skills/meeting.yaml': ECHO,
+      'skills/brainstorming/SKILL.md': fm('name: brainstorming\ndescription: Would run an agent.', 'Brainstorm.\n'),
+      'skills/x.skill.ts': tripwire('x', marker),
+      'skills/step.skill.ts': tripwire('step', marker),
+    });
+    const r = await cli(['run', 'meeting', '--topic', 'rain'], ws);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, body.replace(':arg{name=topic}', 'rain'));
+    assert.equal(fs.existsSync(marker), false, 'no skill ran as a directive');
   });
 });
