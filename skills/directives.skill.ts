@@ -130,20 +130,23 @@ function cleanAttributes(attrs: DirectiveNode['attributes']): Record<string, str
   return out;
 }
 
-// ── Agent Skills bodies (SPEC §3.1) ─────────────────────────────────────────────────────────
+// ── Agent Skills bodies (docs/writing-skills.md, "Claude Code's extensions") ────────────────
 
 /** `!`command``: a command Claude Code runs before the model sees the skill, its output in place. */
 const COMMAND = /!`([^`\n]+)`/g;
 /** `${CLAUDE_SKILL_DIR}`, `$ARGUMENTS[N]`, `$ARGUMENTS`, `$N` (0-based). */
 const SUBSTITUTION = /\$\{CLAUDE_SKILL_DIR\}|\$ARGUMENTS\[(\d+)\]|\$ARGUMENTS(?![A-Za-z0-9_\[])|\$(\d+)/g;
 
+type Arguments = { all: string; list: string[] };
+
 /**
  * For a SKILL.md skill, what its own text becomes before the model sees it: each `!`command``
- * span the skill's allowed-tools permits (as the `shell` skill's `command`, under the
- * one-simple-command rule) is run through `shell` and replaced by its stdout; a span it does not
- * permit stays as written, with a warn event naming it. Then `$ARGUMENTS`, `$ARGUMENTS[N]`, `$N`
- * and `${CLAUDE_SKILL_DIR}` take the invocation's `arguments` arg and the skill's folder; an
- * unmatched `$N` stays. Command output is inserted as it is: it is never substituted or run.
+ * span is run through `shell` and replaced by its stdout when the skill's allowed-tools permits
+ * the command as substituted (commandOf: each argument one quoted shell word, none starting with
+ * `-`); otherwise it stays as written, with a warn event naming it. Then `$ARGUMENTS`,
+ * `$ARGUMENTS[N]`, `$N` and `${CLAUDE_SKILL_DIR}` take the invocation's `arguments` arg and the
+ * skill's folder; an unmatched `$N` stays. Command output is inserted as it is: it is never
+ * substituted or run.
  */
 function agentSkillText(ctx: Context, target: Context): ((text: string) => Promise<string>) | undefined {
   const tool = servedTool(target).decl;
@@ -161,15 +164,40 @@ function agentSkillText(ctx: Context, target: Context): ((text: string) => Promi
     let at = 0;
     for (const m of text.matchAll(COMMAND)) {
       out += substitute(text.slice(at, m.index));
-      out += await runCommand(ctx, target, m[0], substitute(m[1]!));
+      out += await runCommand(ctx, target, m[0], commandOf(m[1]!, dir, args));
       at = m.index + m[0].length;
     }
     return out + substitute(text.slice(at));
   };
 }
 
+/**
+ * The command of a `!` span with the substitutions made for the shell: each argument is one
+ * single-quoted word (so `'--format=…' --output=/x` cannot split or re-quote itself), and an
+ * argument that starts with `-` refuses the span — after `git log` it would be an option
+ * (`--output=/etc/x` writes a file), whatever the allowed-tools pattern says.
+ */
+function commandOf(written: string, dir: string, args: Arguments | undefined): { command: string; refused?: string } {
+  let refused: string | undefined;
+  const command = written.replace(SUBSTITUTION, (whole, indexed: string | undefined, n: string | undefined) => {
+    if (whole === '${CLAUDE_SKILL_DIR}') return /^[A-Za-z0-9_@%+=:,./-]+$/.test(dir) ? dir : shellQuote(dir);
+    const picked = indexed !== undefined || n !== undefined ? args?.list[Number(indexed ?? n)] : undefined;
+    if ((indexed !== undefined || n !== undefined) && picked === undefined) return whole;
+    const words = picked !== undefined ? [picked] : (args?.list ?? []);
+    const option = words.find((w) => /^\s*-/.test(w));
+    if (option !== undefined) refused ??= `the argument ${JSON.stringify(option.length > 80 ? option.slice(0, 79) + '…' : option)} starts with '-', which the command would read as an option (an argument is one quoted word, and never an option)`;
+    return words.map(shellQuote).join(' ');
+  });
+  return refused === undefined ? { command } : { command, refused };
+}
+
+/** One POSIX shell word: single quotes, each `'` written as `'\''`. */
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
 /** The invocation's `arguments` arg: a string split on whitespace, or a list. */
-function argumentsOf(args: unknown): { all: string; list: string[] } | undefined {
+function argumentsOf(args: unknown): Arguments | undefined {
   const value = args && typeof args === 'object' ? (args as { arguments?: unknown }).arguments : undefined;
   if (value === undefined || value === null) return undefined;
   if (Array.isArray(value)) {
@@ -180,21 +208,26 @@ function argumentsOf(args: unknown): { all: string; list: string[] } | undefined
   return { all, list: all ? all.split(/\s+/) : [] };
 }
 
-async function runCommand(ctx: Context, target: Context, written: string, command: string): Promise<string> {
+async function runCommand(ctx: Context, target: Context, written: string, { command, refused }: { command: string; refused?: string }): Promise<string> {
+  // `prompts/get` of `mcp serve` asks for the prompt, not for its commands: it sets
+  // `nonlocals.runCommands: false`, and every span stays as written (docs/mcp.md).
+  if (target.nonlocals.runCommands === false) {
+    target.manager.log({ level: 'debug', type: 'command-not-run', text: `${written} was not run: the prompt was asked for without running its commands; it stays as written` });
+    return written;
+  }
   const spec = target.run.tool.allowedTools;
   const kernel = kernelOf(ctx);
   const { cwd, paths } = target.locals.config;
   let permitted = false;
-  if (typeof spec === 'string') {
+  if (refused === undefined && typeof spec === 'string') {
     const shell = await kernel.resolve('shell', paths, cwd);
     permitted = parseAllowedTools(spec).allows('shell', { command }, { cwd, params: shell.decl.params });
   }
   if (!permitted) {
-    target.manager.log({
-      level: 'warn',
-      type: 'command-not-run',
-      text: `${written} was not run: ${spec === undefined ? 'the skill has no allowed-tools' : `allowed-tools '${spec}' does not permit it`} (a command runs when allowed-tools admits it as one simple command, e.g. Bash(git:*) for git …); it stays as written`,
-    });
+    const why =
+      refused ??
+      `${spec === undefined ? 'the skill has no allowed-tools' : `allowed-tools '${spec}' does not permit ${command === written.slice(2, -1) ? 'it' : JSON.stringify(command)}`} (a command runs when allowed-tools admits it as one simple command, e.g. Bash(git:*) for git …)`;
+    target.manager.log({ level: 'warn', type: 'command-not-run', text: `${written} was not run: ${why}; it stays as written` });
     return written;
   }
   let result: { code: number | null; stdout: string; stderr: string };

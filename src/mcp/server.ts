@@ -117,7 +117,8 @@ export class SkillHost {
     };
     try {
       // Checked as any request from a client is (prompt arguments are args: no $-keys, refs by name …).
-      await invokeUntrusted(this.runtime.root, this.catalog.surface, name, args, { ...(signal ? { signal } : {}), context: { middleware }, as: 'prompt' });
+      // A prompt is read, not run: a SKILL.md's `!`command`` spans stay as written (runCommands, skills/directives.skill.ts).
+      await invokeUntrusted(this.runtime.root, this.catalog.surface, name, args, { ...(signal ? { signal } : {}), context: { middleware, nonlocals: { runCommands: false } }, as: 'prompt' });
     } catch (err) {
       if (expanded === undefined) {
         const e = err as { code?: unknown; message?: unknown };

@@ -5,6 +5,7 @@
 // skills replay cassettes, and `prompts/get` never starts the agent.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ToolSummary } from '../../src/core/types.ts';
@@ -147,5 +148,63 @@ describe('SKILL.md bodies are plain Markdown: a reference to another skill is te
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, body.replace(':arg{name=topic}', 'rain'));
     assert.equal(fs.existsSync(marker), false, 'no skill ran as a directive');
+  });
+});
+
+describe('`!` spans: an argument is one quoted word, never an option', () => {
+  const git = (cwd: string, ...args: string[]) => {
+    const r = spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+  };
+  /** A git workspace with a SKILL.md that shows the last commit, as Claude Code's docs write it; and a file outside it the attack aims at. */
+  function gitWorkspace(extra: Record<string, string> = {}): { ws: string; target: string; evil: string } {
+    const ws = folder({
+      'skills/git-last/SKILL.md': fm('name: git-last\ndescription: Show the last commit of a revision.\nargument-hint: "[revision]"\nallowed-tools: Bash(git log:*)\nagent-apps:\n  model: { provider: replay, cassette: replay.yaml }', 'The last commit: !`git log -n 1 $ARGUMENTS`\n'),
+      'skills/git-last/replay.yaml': ECHO,
+      ...extra,
+    });
+    git(ws, 'init', '-q');
+    git(ws, 'commit', '-q', '--allow-empty', '-m', 'first');
+    const target = path.join(tempDir('agent-apps-outside-'), 'written-by-git');
+    return { ws, target, evil: `'--format=tformat:PWNED' --output=${target}` };
+  }
+
+  test('agent code allowed nothing but the skill cannot make its !`git log` write a file outside the workspace', async () => {
+    const probe = (args: unknown) => `const out = await ctx.manager.invoke('git-last', { arguments: ${JSON.stringify(args)} });`;
+    const setup = gitWorkspace();
+    const { ws, target, evil } = setup;
+    const attacks = [evil, ['--output=' + target], [`x' --output=${target} '`]];
+    const invoke = attacks.map((a, i) => `${probe(a).replace('const out', `const out${i}`)}`).join('\n');
+    fs.writeFileSync(path.join(ws, 'skills/reviewer.md'), fm('name: reviewer\ndescription: Reviews the last commit.\nmetadata:\n  allowed-tools: git-last\n  model: { provider: replay, cassette: reviewer.yaml }', 'Review the last commit.\n'));
+    fs.writeFileSync(path.join(ws, 'skills/reviewer.yaml'), `turns:\n  - invoke: |\n${[...invoke.split('\n'), 'ctx.manager.finish([out0, out1, out2]);'].map((l) => '      ' + l).join('\n')}\n`);
+    const r = await cli(['run', 'reviewer'], ws);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(fs.existsSync(target), false, `git wrote ${target}`);
+    const [first, second, third] = JSON.parse(r.stdout) as string[];
+    // Refused: the span stays as written, and a warn event names it and the argument.
+    assert.equal(first, 'The last commit: !`git log -n 1 $ARGUMENTS`\n');
+    assert.equal(second, 'The last commit: !`git log -n 1 $ARGUMENTS`\n');
+    assert.match(r.stderr, /warn git-last: !`git log -n 1 \$ARGUMENTS` was not run: the argument "--output=.*written-by-git" starts with '-'/);
+    // One quoted word: git reads `x' --output=… '` as one (unknown) revision, and writes nothing.
+    assert.equal(third, 'The last commit: \n');
+    assert.match(r.stderr, /warn git-last: !`git log -n 1 \$ARGUMENTS` exited with 128/);
+  });
+
+  test('a person running the skill with a revision still gets the command’s output', async () => {
+    const { ws } = gitWorkspace();
+    const r = await cli(['run', 'git-last', '--arguments', 'HEAD'], ws);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^The last commit: commit [0-9a-f]{40}\n[^]*first/);
+    assert.equal(r.stderr, '');
+  });
+
+  test('prompts/get over MCP returns the span as written — never runs it — whatever the arguments', async (t) => {
+    const { ws, target, evil } = gitWorkspace();
+    const { client } = await connectStdio(t, { cwd: ws });
+    for (const args of [{ arguments: evil }, { arguments: 'HEAD' }, {}]) {
+      const got = await client.getPrompt({ name: 'git-last', arguments: args });
+      assert.equal(text({ content: got.messages.map((m) => m.content) }), 'The last commit: !`git log -n 1 $ARGUMENTS`\n', JSON.stringify(args));
+    }
+    assert.equal(fs.existsSync(target), false, `git wrote ${target}`);
   });
 });
