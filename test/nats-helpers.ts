@@ -46,7 +46,8 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
-export async function startNats(): Promise<NatsServer> {
+/** `extra`: more nats-server options — `--user U --pass P`, `--auth TOKEN`, `--tls …`, `-c FILE`. */
+export async function startNats(extra: string[] = []): Promise<NatsServer> {
   const port = await freePort();
   const storeDir = mkdtempSync(path.join(tmpdir(), 'agent-apps-nats-'));
   let child: ChildProcess | undefined;
@@ -54,7 +55,7 @@ export async function startNats(): Promise<NatsServer> {
 
   const launch = async (): Promise<void> => {
     log = '';
-    const c = spawn('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const c = spawn('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
     c.stderr!.on('data', (d: Buffer) => void (log += d.toString()));
     child = c;
     const until = Date.now() + 15_000;

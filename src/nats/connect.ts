@@ -29,7 +29,8 @@ export async function invokeRemotely(ctx: Context, ref: string | ToolDef, args: 
   if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) throw new AgentAppsError('E_USAGE', 'invoke { remote }: args must be an object');
   const [nats, { invokeRemote }] = await Promise.all([natsFor(ctx, 'invoke { remote: true }'), import('./remote.ts')]);
   const o = typeof remote === 'object' ? remote : {};
-  return invokeRemote(nats, ref, (args ?? {}) as JsonObject, { ...(o.queue !== undefined ? { queue: o.queue } : {}), ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}), ...(signal ? { signal } : {}) });
+  const warn = (text: string) => ctx.manager.log({ type: 'result-ignored', tag: 'nats', level: 'warn', text });
+  return invokeRemote(nats, ref, (args ?? {}) as JsonObject, { ...(o.queue !== undefined ? { queue: o.queue } : {}), ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}), ...(signal ? { signal } : {}), warn });
 }
 
 /** Closes the connection if this runtime made one (runtime.close()). */

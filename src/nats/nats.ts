@@ -11,14 +11,19 @@
  *   AGENT_APPS_<NS>_EVENTS   agent-apps.<ns>.events.>   limits, max_msgs_per_subject = bufferSize
  *   AGENT_APPS_<NS>_INVOKE   agent-apps.<ns>.invoke.>   work queue (one durable consumer per queue)
  *   AGENT_APPS_<NS>_RESULTS  agent-apps.<ns>.results.>  one result per request id (dedupe window)
- *   AGENT_APPS_<NS>_DEAD     agent-apps.<ns>.dead       requests delivered 3 times without a result
+ *   AGENT_APPS_<NS>_DEAD     agent-apps.<ns>.dead.>     requests delivered 3 times without a result, per queue
  *   AGENT_APPS_<NS>_WORKERS  agent-apps.<ns>.workers.>  each worker's last heartbeat
+ *
+ * Results are also sent as core messages to `agent-apps.<ns>.reply.<random>` (a request's replyTo,
+ * nothing else: docs/scale.md, "Reply subjects").
  */
 import { createHash } from 'node:crypto';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import fs from 'node:fs';
+import { connect, credsAuthenticator, nkeyAuthenticator, tokenAuthenticator, usernamePasswordAuthenticator, type Authenticator, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, DiscardPolicy, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { AgentAppsError } from '../core/errors.ts';
-import type { EventsConfig } from './config.ts';
+import { ENV, type EventsConfig } from './config.ts';
+import { Signer } from './signing.ts';
 
 export interface Nats {
   nc: NatsConnection;
@@ -26,6 +31,8 @@ export interface Nats {
   jsm: JetStreamManager;
   config: EventsConfig;
   names: Names;
+  /** Signs and checks work requests and results, when `events.signingKeyEnv` is set. */
+  signer?: Signer;
   /** Makes the stream if it does not exist (once per connection and name). */
   stream(kind: StreamKind, bufferSize?: number): Promise<string>;
   close(): Promise<void>;
@@ -39,9 +46,19 @@ export interface Names {
   event(topic: string): string;
   invoke(queue: string): string;
   result(id: string): string;
+  /** The dead letters of all queues (legacy: before per-queue subjects, letters went here). */
   dead: string;
+  /** A queue's dead letters. */
+  deadOf(queue: string): string;
   worker(id: string): string;
+  /** A submitter's reply subject: `agent-apps.<ns>.reply.<token>`. */
+  reply(token: string): string;
+  /** True for a subject a worker may answer on: a reply subject of this namespace, nothing else. */
+  isReply(subject: string): boolean;
 }
+
+/** The token of a reply subject: random letters, digits, _ and -, 16 to 128 of them. */
+const REPLY_TOKEN = /^[A-Za-z0-9_-]{16,128}$/;
 
 export function names(namespace: string): Names {
   const prefix = `agent-apps.${namespace}`;
@@ -53,7 +70,10 @@ export function names(namespace: string): Names {
     invoke: (queue) => `${prefix}.invoke.${queue}`,
     result: (id) => `${prefix}.results.${id}`,
     dead: `${prefix}.dead`,
+    deadOf: (queue) => `${prefix}.dead.${queue}`,
     worker: (id) => `${prefix}.workers.${id}`,
+    reply: (token) => `${prefix}.reply.${token}`,
+    isReply: (subject) => subject.startsWith(`${prefix}.reply.`) && REPLY_TOKEN.test(subject.slice(prefix.length + 7)),
   };
 }
 
@@ -104,27 +124,52 @@ function streamConfig(kind: StreamKind, n: Names, bufferSize: number): Partial<S
       // The replay buffer is the stream: each topic (subject) keeps its last bufferSize events.
       return { ...base, subjects: [`${n.prefix}.events.>`], retention: RetentionPolicy.Limits, max_msgs_per_subject: bufferSize, discard: DiscardPolicy.Old, max_msg_size: 2 * MiB };
     case 'invoke':
-      return { ...base, subjects: [`${n.prefix}.invoke.>`], retention: RetentionPolicy.Workqueue, max_msg_size: 2 * MiB, duplicate_window: 120e9 };
+      // The dedupe window (Nats-Msg-Id = request id) covers a signed request's lifetime (five
+      // minutes and the clock skew): a replayed copy is dropped even while the first still runs.
+      return { ...base, subjects: [`${n.prefix}.invoke.>`], retention: RetentionPolicy.Workqueue, max_msg_size: 2 * MiB, duplicate_window: 360e9 };
     case 'results':
-      // The dedupe window (Nats-Msg-Id = request id) is what makes "one result per id" hold when a
-      // worker dies between publishing a result and acking its request.
+      // A result is stored with Nats-Msg-Id = id and a hash of its body, so a retried publish is
+      // stored once while a forged result for the same id never pushes the real one out.
       return { ...base, subjects: [`${n.prefix}.results.>`], retention: RetentionPolicy.Limits, max_age: 3600e9, duplicate_window: 600e9, max_msg_size: 8 * MiB };
     case 'dead':
-      return { ...base, subjects: [n.dead], retention: RetentionPolicy.Limits, max_msgs: 100_000 };
+      return { ...base, subjects: [n.dead, `${n.dead}.>`], retention: RetentionPolicy.Limits, max_msgs: 100_000 };
     case 'workers':
       return { ...base, subjects: [`${n.prefix}.workers.>`], retention: RetentionPolicy.Limits, max_msgs_per_subject: 1, max_age: 600e9 };
   }
 }
 
+/** The client's options for the configured credentials and TLS (docs/scale.md, "Authentication and TLS"). */
+export function securityOptions(config: EventsConfig): Pick<NodeConnectionOptions, 'authenticator' | 'tls'> {
+  const out: Pick<NodeConnectionOptions, 'authenticator' | 'tls'> = {};
+  const auth = config.auth;
+  let authenticator: Authenticator | undefined;
+  if (auth?.kind === 'token') authenticator = tokenAuthenticator(auth.token);
+  else if (auth?.kind === 'user') authenticator = usernamePasswordAuthenticator(auth.user, auth.pass);
+  // Read when connecting (and again on each reconnect), so a rotated file is picked up.
+  else if (auth?.kind === 'nkey') authenticator = nkeyAuthenticator(() => new TextEncoder().encode(fs.readFileSync(auth.seedFile, 'utf8').trim()));
+  else if (auth?.kind === 'creds') authenticator = credsAuthenticator(() => fs.readFileSync(auth.credsFile));
+  if (authenticator) out.authenticator = authenticator;
+  if (config.tls) out.tls = { ...(config.tls.ca ? { caFile: config.tls.ca } : {}), ...(config.tls.cert ? { certFile: config.tls.cert } : {}), ...(config.tls.key ? { keyFile: config.tls.key } : {}) };
+  return out;
+}
+
 /** Connects (or throws E_EVENTS naming the URL) and checks that the server has JetStream. */
 export async function connectNats(config: EventsConfig): Promise<Nats> {
+  // config.url never carries credentials (config.ts keeps them apart), so it may be printed.
   const url = config.url ?? 'nats://127.0.0.1:4222';
   let nc: NatsConnection;
   try {
     // noAsyncTraces: the client would build two Error objects (for their stacks) per request —
     // a third of an emit's time, measured (bench/dist.js, events.throughput.nats).
-    nc = await connect({ servers: url.split(',').map((s) => s.trim()), name: 'agent-apps', maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 5000, noAsyncTraces: true });
+    nc = await connect({ servers: url.split(',').map((s) => s.trim()), name: 'agent-apps', maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 5000, noAsyncTraces: true, ...securityOptions(config) });
   } catch (err) {
+    if (isAuthError(err)) {
+      const how = config.auth ? `the ${describeAuth(config)} configured in ${config.from} ${config.auth.kind === 'creds' ? 'were' : 'was'} refused` : `the server requires credentials and none are configured (events.auth in the workspace's main, or nats://user:pass@host in ${ENV})`;
+      throw new AgentAppsError('E_EVENTS', `events: authentication failed at NATS ${url}: ${how} (${errorText(err)})`, { cause: err });
+    }
+    if (/certificate|self[- ]signed|altnames|tls|ssl|handshake/i.test(errorText(err))) {
+      throw new AgentAppsError('E_EVENTS', `events: TLS with NATS at ${url} failed (${errorText(err)}) — events.tls.ca names the CA that signed the server's certificate (configured in ${config.from})`, { cause: err });
+    }
     throw new AgentAppsError('E_EVENTS', `events: cannot reach NATS at ${url} (${errorText(err)}) — is \`nats-server -js\` running there? (configured in ${config.from})`, { cause: err });
   }
   let jsm: JetStreamManager;
@@ -143,6 +188,7 @@ export async function connectNats(config: EventsConfig): Promise<Nats> {
     jsm,
     config,
     names: n,
+    ...(config.signingKey ? { signer: new Signer(config.signingKey, config.signingKeyEnv ?? 'the signing key') } : {}),
     stream(kind, bufferSize) {
       let p = made.get(kind);
       if (!p) {
@@ -159,10 +205,32 @@ export async function connectNats(config: EventsConfig): Promise<Nats> {
   };
 }
 
+function describeAuth(config: EventsConfig): string {
+  switch (config.auth?.kind) {
+    case 'token':
+      return 'token';
+    case 'user':
+      return `password of user '${config.auth.user}'`;
+    case 'nkey':
+      return `nkey seed (${config.auth.seedFile})`;
+    case 'creds':
+      return `credentials (${config.auth.credsFile})`;
+    default:
+      return 'credentials';
+  }
+}
+
+export function isAuthError(err: unknown): boolean {
+  return /authoriz|authenticat|auth(entication)? (violation|expired|timeout)|user credentials|nkey|jwt/i.test(errorText(err)) || (err as { name?: string })?.name === 'AuthorizationError';
+}
+
 async function ensureStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & { name: string }): Promise<string> {
   const name = cfg.name;
   try {
-    await jsm.streams.info(name);
+    const info = await jsm.streams.info(name);
+    // A dead-letter stream from before per-queue subjects takes `dead.>` too (the old subject stays).
+    const missing = (cfg.subjects ?? []).filter((s) => !info.config.subjects?.includes(s));
+    if (missing.length && name.endsWith('_DEAD')) await jsm.streams.update(name, { ...info.config, subjects: [...(info.config.subjects ?? []), ...missing] });
     return name;
   } catch (err) {
     if (!isNotFound(err)) throw err;
