@@ -120,10 +120,10 @@ describe('workers and remote runs', { skip: natsSkip }, () => {
       const refused = await cli(['run', 'nope', '--remote'], ws);
       assert.equal(refused.code, 3, refused.stderr);
       assert.match(refused.stderr, /not today/);
-      // A remote party names public skills by name only.
+      // A remote party runs the workspace's own skills by name, no library built-in (shell).
       const hidden = await cli(['run', 'shell', '--remote', '--args-json', '{"command":"echo hi"}'], ws);
       assert.equal(hidden.code, 1, hidden.stderr);
-      assert.match(hidden.stderr, /E_UNTRUSTED_REF/);
+      assert.match(hidden.stderr, /E_ALLOWED_TOOLS.*built-in/);
       const injected = await cli(['run', 'greet', '--remote', '--args-json', '{"name":"x","$context":{"middleware":{"shell":{"command":"id"}}}}'], ws);
       assert.equal(injected.code, 1, injected.stderr);
       assert.match(injected.stderr, /E_UNTRUSTED_REF.*\$context/);
@@ -194,8 +194,8 @@ describe('workers and remote runs', { skip: natsSkip }, () => {
     assert.match(q.stderr, /E_TIMEOUT/);
     const status = await cli(['worker', '--status', '--json'], ws);
     assert.equal(status.code, 0, status.stderr);
-    const drain = (JSON.parse(status.stdout) as { queues: { queue: string; waiting: number; workers: unknown[] }[] }).queues.find((x) => x.queue === 'drain')!;
-    assert.equal(drain.waiting, 1);
+    const drain = (JSON.parse(status.stdout) as { queues: { queue: string; pending: number; workers: unknown[] }[] }).queues.find((x) => x.queue === 'drain')!;
+    assert.equal(drain.pending, 1);
     assert.deepEqual(drain.workers, []);
   });
 
@@ -238,7 +238,7 @@ describe('workers and remote runs', { skip: natsSkip }, () => {
       const text = await cli(['worker', '--status'], ws);
       assert.match(text.stdout, /dead letters: 1/);
       assert.match(text.stdout, /poison/);
-      const dead = await nats.jsm.streams.getMessage(nats.names.stream('dead'), { last_by_subj: nats.names.dead });
+      const dead = await nats.jsm.streams.getMessage(nats.names.stream('dead'), { last_by_subj: nats.names.deadOf('poison') });
       assert.equal(dead!.json<{ skill: string }>().skill, 'crash');
     } finally {
       fourth.child.kill('SIGTERM');

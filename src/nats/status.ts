@@ -1,5 +1,5 @@
-// `agent-apps worker --status` (SPEC §19): per work queue, the requests waiting and running, the
-// workers seen in the last 30 s (their heartbeats), and the dead-letter count.
+// `agent-apps worker --status` (docs/scale.md): per work queue, the requests pending and running,
+// the workers seen in the last 30 s (their heartbeats), and its dead letters.
 import type { Nats } from './nats.ts';
 import { isNotFound } from './nats.ts';
 import type { WorkerBeat } from './worker.ts';
@@ -9,17 +9,19 @@ export const SEEN_MS = 30_000;
 export interface QueueStatus {
   queue: string;
   /** Requests not yet delivered to any worker. */
-  waiting: number;
+  pending: number;
   /** Delivered and not yet acked: running (or held by a worker that died, until the ack wait). */
   running: number;
   workers: WorkerBeat[];
+  /** This queue's dead letters (agent-apps.<ns>.dead.<queue>). */
+  dead: number;
 }
 
 export interface WorkStatus {
   url: string;
   namespace: string;
   queues: QueueStatus[];
-  /** Requests moved to agent-apps.<ns>.dead. */
+  /** All dead letters, those from before per-queue subjects (agent-apps.<ns>.dead) included. */
   dead: number;
   deadSubject: string;
 }
@@ -29,14 +31,14 @@ export async function workStatus(nats: Nats): Promise<WorkStatus> {
   const queues = new Map<string, QueueStatus>();
   const queue = (name: string): QueueStatus => {
     let q = queues.get(name);
-    if (!q) queues.set(name, (q = { queue: name, waiting: 0, running: 0, workers: [] }));
+    if (!q) queues.set(name, (q = { queue: name, pending: 0, running: 0, workers: [], dead: 0 }));
     return q;
   };
   try {
     for await (const c of await jsm.consumers.list(names.stream('invoke'))) {
       if (!c.name.startsWith('worker_')) continue;
       const q = queue(c.name.slice('worker_'.length));
-      q.waiting = c.num_pending;
+      q.pending = c.num_pending;
       q.running = c.num_ack_pending;
     }
   } catch (err) {
@@ -58,7 +60,9 @@ export async function workStatus(nats: Nats): Promise<WorkStatus> {
   }
   let dead = 0;
   try {
-    dead = (await jsm.streams.info(names.stream('dead'))).state.messages;
+    const info = await jsm.streams.info(names.stream('dead'), { subjects_filter: `${names.dead}.>` });
+    dead = info.state.messages;
+    for (const [subject, n] of Object.entries(info.state.subjects ?? {})) queue(subject.slice(names.dead.length + 1)).dead = n;
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }

@@ -1,11 +1,15 @@
 /**
- * The work queue's wire format (SPEC §19), shared by the submitter (remote.ts) and the worker.
+ * The work queue's wire format (docs/scale.md), shared by the submitter (remote.ts) and the worker.
  *
- * A request is JSON `{ id, skill, args, replyTo? }` on `agent-apps.<ns>.invoke.<queue>`, published
- * with `Nats-Msg-Id: id` (a retried submit is stored once). A result is JSON
- * `{ id, ok, result? | error?, worker, durationMs }` on `agent-apps.<ns>.results.<id>`, stored with
- * `Nats-Msg-Id: id` too — so a worker that dies after publishing and before acking, whose request
- * then runs again elsewhere, still leaves one result — and sent to `replyTo` when given.
+ * A request is JSON `{ id, skill, args, queue?, replyTo?, ts?, sig? }` on
+ * `agent-apps.<ns>.invoke.<queue>`, published with `Nats-Msg-Id: id` (a retried submit is stored
+ * once). A result is JSON `{ id, ok, result? | error?, worker, durationMs, ts?, req?, sig? }` on
+ * `agent-apps.<ns>.results.<id>`, stored with `Nats-Msg-Id: <id>-<hash of the body>` (a retried
+ * publish is stored once, a second result for the id — forged or not — beside it), and sent to
+ * `replyTo` when that is a reply subject (`agent-apps.<ns>.reply.<random>`). A worker that dies
+ * after publishing and before acking leaves one result: the redelivered request finds it stored.
+ * `ts`, `sig` (and a result's `req`, the signature of the request it answers) are there when
+ * signing is configured (signing.ts).
  */
 import { AckPolicy } from '@nats-io/jetstream';
 import { AbortError, AgentAppsError, ValidationError } from '../core/errors.ts';
@@ -17,7 +21,12 @@ export interface InvokeRequest {
   id: string;
   skill: string;
   args: JsonObject;
+  /** The queue the submitter meant (signed; a worker checks the signature against its own queue). */
+  queue?: string;
   replyTo?: string;
+  /** When it was signed (ms since the epoch), and the signature (signing.ts). */
+  ts?: number;
+  sig?: string;
 }
 
 export interface ResultError {
@@ -34,6 +43,10 @@ export interface InvokeResult {
   error?: ResultError;
   worker?: string;
   durationMs?: number;
+  /** With signing: when it was signed, the signature of the request it answers, its own signature. */
+  ts?: number;
+  req?: string;
+  sig?: string;
 }
 
 /** Deliveries without a result after which a request goes to the dead-letter subject. */
@@ -109,8 +122,14 @@ export function parseRequest(bytes: string): InvokeRequest | { reason: string; i
   if (typeof value.skill !== 'string' || value.skill === '') return { reason: "names no 'skill'", id };
   if (value.args !== undefined && !isPlainObject(value.args)) return { reason: "'args' is not an object", id };
   if (value.replyTo !== undefined && (typeof value.replyTo !== 'string' || !SUBJECT.test(value.replyTo))) return { reason: "'replyTo' is not a subject", id };
+  if (value.queue !== undefined && typeof value.queue !== 'string') return { reason: "'queue' is not a string", id };
+  if (value.ts !== undefined && typeof value.ts !== 'number') return { reason: "'ts' is not a number", id };
+  if (value.sig !== undefined && typeof value.sig !== 'string') return { reason: "'sig' is not a string", id };
   const request: InvokeRequest = { id, skill: value.skill, args: (value.args as JsonObject | undefined) ?? {} };
+  if (typeof value.queue === 'string') request.queue = value.queue;
   if (typeof value.replyTo === 'string') request.replyTo = value.replyTo;
+  if (typeof value.ts === 'number') request.ts = value.ts;
+  if (typeof value.sig === 'string') request.sig = value.sig;
   return request;
 }
 
