@@ -1,5 +1,5 @@
 // The first hour with the CLI (issue "The first hour"), the parts that need no terminal: real
-// processes of bin/agent-apps.js in a workspace `agent-apps init` made, or in examples/hello.
+// processes of bin/agent-apps.js in a workspace `agent-apps init` made.
 // What the help shows is what that workspace has; a SIGTERM's notice names a SIGTERM.
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -56,8 +56,8 @@ export function buildProgram(io: CliIO): Command {
     .addHelpText(
       'after',
       `
-Examples, in a workspace from agent-apps init (its skills: main and hello):
-  $ agent-apps init my-app && cd my-app      a workspace to start from
+Examples:
+  $ agent-apps init my-app && cd my-app      a workspace with two skills, main and hello
   $ agent-apps run hello --name Ada          run a skill with args
   $ agent-apps run hello --name Ada --json
   $ agent-apps list --all                    every skill, hidden ones too

@@ -44,9 +44,9 @@ writes NDJSON instead: a start line, one line per agent event, and one result li
 result or error, exitCode, durationMs, usage, costUsd and denials. Tool calls of agent code that
 were refused are reported in every format; --fail-on-denial makes such a run fail (exit 1).
 
-Examples, with the skills of a workspace from agent-apps init (main, hello) and the library's:
+Examples:
   $ agent-apps run                                   main, which hands its args on to hello
-  $ agent-apps run hello --name Ada
+  $ agent-apps run hello --name Ada                  main, hello: the skills agent-apps init writes
   $ echo '{"name":"Ada"}' | agent-apps run hello --args-json -
   $ agent-apps run ./skills/hello.md --name Ada --json | jq .
   $ agent-apps run ask --question "Deploy?" --choices yes --choices no   a repeated flag: an array
