@@ -27,9 +27,9 @@ The chain is listed in the order it runs, each entry with the cascade level its 
 name that this one shadows in a later search root.
 
 Examples:
-  $ agent-apps describe greet
-  $ agent-apps describe greet --json | jq '.chain[].name'
-  $ agent-apps --set model.provider=replay describe summarize`,
+  $ agent-apps describe hello
+  $ agent-apps describe hello --json | jq '.chain[].name'
+  $ agent-apps --set model.maxTurns=3 describe hello`,
     )
     .action(async (skill: string, _opts: unknown, cmd: Command) => {
       const g = globalsOf(cmd);

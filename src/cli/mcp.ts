@@ -17,7 +17,7 @@ Examples:
     );
   const serve = mcp
     .command('serve')
-    .description('serve the public skills as MCP tools (Markdown and SKILL.md skills also as prompts)')
+    .description("serve the workspace's skills as MCP tools (Markdown and SKILL.md skills also as prompts)")
     .option('--http <[host:]port>', 'Streamable HTTP at /mcp instead of stdio; the host defaults to 127.0.0.1')
     .option('--token-file <path>', 'read the bearer token HTTP clients must send from this file (default: AGENT_APPS_MCP_TOKEN); a token is required off loopback')
     .option('--token <token>', 'the bearer token itself — visible to other local users in the process list: prefer --token-file or AGENT_APPS_MCP_TOKEN')
@@ -25,15 +25,18 @@ Examples:
     .addHelpText(
       'after',
       `
-Tools are exactly the skills \`agent-apps list\` shows, in name order: inputSchema is a skill's
-params, outputSchema its returns when that is an object schema. A call runs the skill through
+Tools are the workspace's own public skills, in name order (the library's built-ins — file-read,
+shell, event-*, skill-describe … — only when --allow names them; trust: deny and terminal-only
+skills never): inputSchema is a skill's params, outputSchema its returns when that is an object
+schema. Every request is checked as an untrusted caller's: no $-keys, refs by name, paths inside
+the workspace (docs/security.md). A call runs the skill through
 its full pipeline; a skill error comes back as a result with isError and the text "CODE: message".
 With a progress token, log events (info and up) and agent events are sent as progress; a
 cancellation aborts the skill. stdout carries only protocol messages (stdio); logs go to stderr.
 
 Examples:
   $ agent-apps mcp serve
-  $ agent-apps mcp serve --allow "greet summarize file-read(path=docs/*)"
+  $ agent-apps mcp serve --allow "hello file-read(path=docs/*)"
   $ agent-apps mcp serve --http 8808
   $ agent-apps mcp serve --http 0.0.0.0:8808 --token-file ~/.config/agent-apps/mcp-token
   $ AGENT_APPS_MCP_TOKEN=s3cret agent-apps mcp serve --http 0.0.0.0:8808
