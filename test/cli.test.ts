@@ -278,14 +278,14 @@ describe('run: exit codes', { concurrency: true }, () => {
     const r = await cli(['run', 'fail']);
     assert.equal(r.code, 1);
     assert.equal(r.stdout, '');
-    assert.match(oneLine(r), /^error: the disk is on fire/);
+    assert.match(oneLine(r), /^error \[E_SKILL\]: the disk is on fire {2}\(run with --debug for the stack\)$/);
     assertNoStack(r);
   });
 
   test('1 with --debug: the stack appears', async () => {
     const r = await cli(['--debug', 'run', 'fail']);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /error: the disk is on fire\n\s+at .*fail\.skill\.ts/);
+    assert.match(r.stderr, /error \[E_SKILL\]: the disk is on fire\n\s+at .*fail\.skill\.ts/);
   });
 
   test('2: an unknown skill, with a suggestion', async () => {

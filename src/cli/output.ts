@@ -91,7 +91,9 @@ export function formatError(err: unknown, opts: { debug: boolean; paint: Painter
     const first = lines.findIndex((l) => /^\s+at /.test(l));
     if (first >= 0) line += '\n' + opts.paint.dim(lines.slice(first).join('\n'));
   }
-  if (!(err instanceof AgentAppsError) && !code && !opts.debug && err instanceof Error) line += opts.paint.dim('  (run with --debug for the stack)');
+  // A plain Error (a skill's `throw new Error()`, E_SKILL since the kernel gave it that code):
+  // where it was thrown is in the stack.
+  if (!(err instanceof AgentAppsError) && (!code || code === 'E_SKILL') && !opts.debug && err instanceof Error) line += opts.paint.dim('  (run with --debug for the stack)');
   return line;
 }
 

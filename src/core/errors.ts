@@ -109,9 +109,24 @@ function describeReason(reason: unknown): string {
   }
 }
 
-/** Wraps anything thrown into an Error with a code, keeping the original as `cause`. */
+/**
+ * Anything a skill threw, as an Error with a code: a non-Error becomes one, and an Error without a
+ * string code (a plain `throw new Error('x')`) is given `code` (E_SKILL) in place, so that the
+ * same failure has the same code in every output — the stderr line, --json, stream-json, MCP, a
+ * worker's result and `agent-apps test`'s `expect: { error }` (docs/concepts.md, "Errors and exit
+ * codes"). The error itself is kept (its class, stack and cause), only its code is added.
+ */
 export function toError(value: unknown, code = 'E_SKILL'): Error & { code?: string } {
-  if (value instanceof Error) return value;
-  const err = new AgentAppsError(code, typeof value === 'string' ? value : describeReason(value));
-  return err;
+  if (value instanceof Error) {
+    const own = (value as { code?: unknown }).code;
+    if (typeof own !== 'string' || !own) {
+      try {
+        Object.defineProperty(value, 'code', { value: code, writable: true, enumerable: true, configurable: true });
+      } catch {
+        // A frozen error cannot take a code: it stays as it was.
+      }
+    }
+    return value;
+  }
+  return new AgentAppsError(code, typeof value === 'string' ? value : describeReason(value));
 }

@@ -61,10 +61,13 @@ export async function judge(c: EvalCase, outcome: Outcome, runCheck: RunCheck): 
   return undefined;
 }
 
-/** An error as a case reports it: its stable code (E_ERROR when it has none) and message. */
+/**
+ * An error as a case reports it: its stable code and message. One without a code is E_SKILL, as
+ * on every other output (the kernel gives a skill's plain `throw new Error()` that code already).
+ */
 export function errorOf(err: unknown): { code: string; message: string } {
   const e = err as { code?: unknown; message?: unknown } | null;
-  const code = typeof e?.code === 'string' && e.code ? e.code : 'E_ERROR';
+  const code = typeof e?.code === 'string' && e.code ? e.code : 'E_SKILL';
   const message = typeof e?.message === 'string' ? e.message : String(err);
   return { code, message };
 }

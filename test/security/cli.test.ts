@@ -242,5 +242,5 @@ test('a failing skill whose message holds control characters is reported on one 
   const r = await cli(['run', 'bad'], { cwd: ws });
   assert.equal(r.code, 1, r.stderr);
   assert.doesNotMatch(r.stderr, /\x1b|\r/);
-  assert.match(r.stderr, /^error: model said: \\x1b\[2J\\x1b\[31mgone\\rover/m);
+  assert.match(r.stderr, /^error \[E_SKILL\]: model said: \\x1b\[2J\\x1b\[31mgone\\rover/m);
 });

@@ -1,0 +1,97 @@
+// The first hour (issue 'The first hour: install, test and fail exactly as the README and docs
+// say'): what a new user meets when a skill fails, when a skill names only its cassette, when
+// replayed agent code throws, when a project made by `npm init -y` tests a skill from code, and
+// when set() writes into a tool's shared declaration — each through real processes of
+// bin/agent-apps.js (and of npm and `node --test` for the docs' test file), in throw-away folders.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { BIN, REPO, cli, cliEnv, folder, tempDir, type Run } from './cli-process.ts';
+import { streamLines } from './headless-helpers.ts';
+import { fakeOpenAI, textReply } from './fake-openai.ts';
+import { natsSkip, startNats } from './nats-helpers.ts';
+
+const BOOM = "export const frontmatter = { name: 'boom', description: 'Fails the way most code fails.' };\nexport default function () {\n  throw new Error('the disk is full');\n}\n";
+
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = cliEnv()): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('a plain throw in a skill is E_SKILL everywhere', () => {
+  const ws = folder({
+    'skills/boom.skill.ts': BOOM,
+    // An eval written from docs/ci.md: `error: E_CODE` with the code the run says.
+    'skills/boom.test.yaml': 'skill: boom\ncases:\n  - name: fails as the run says\n    expect: { error: E_SKILL }\n',
+  });
+
+  test('text, --json and stream-json say E_SKILL; the text line still offers the stack', async () => {
+    const text = await cli(['run', 'boom'], ws);
+    assert.equal(text.code, 1);
+    assert.equal(text.stderr, 'error [E_SKILL]: the disk is full  (run with --debug for the stack)\n');
+    const json = await cli(['run', 'boom', '--json'], ws);
+    assert.equal(json.code, 1);
+    assert.equal(json.stderr, 'error [E_SKILL]: the disk is full  (run with --debug for the stack)\n');
+    const stream = await cli(['run', 'boom', '--output-format', 'stream-json'], ws);
+    assert.equal(stream.code, 1);
+    assert.deepEqual(streamLines(stream.stdout).at(-1)!.error, { code: 'E_SKILL', message: 'the disk is full' });
+    const debug = await cli(['run', 'boom', '--debug'], ws);
+    assert.match(debug.stderr, /^error \[E_SKILL\]: the disk is full\n\s+at /);
+  });
+
+  test("agent-apps test: expect: { error: E_SKILL } passes, and a failing expectation names E_SKILL", async () => {
+    const pass = await cli(['test'], ws);
+    assert.equal(pass.code, 0, pass.stdout + pass.stderr);
+    assert.match(pass.stdout, /1 passed, 0 failed\n$/);
+    const other = folder({ 'skills/boom.skill.ts': BOOM, 'skills/boom.test.yaml': 'skill: boom\ncases:\n  - name: expects another code\n    expect: { error: E_OTHER }\n' });
+    const fail = await cli(['test'], other);
+    assert.equal(fail.code, 1);
+    assert.match(fail.stdout, /but it failed with E_SKILL: the disk is full/);
+  });
+
+  test('mcp serve: the tool result is E_SKILL: message, as on the command line', async (t) => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', 'serve'], cwd: ws, env: cliEnv() as Record<string, string>, stderr: 'pipe' });
+    const client = new Client({ name: 'agent-apps-test', version: '1.0.0' });
+    await client.connect(transport);
+    t.after(() => client.close());
+    const result = await client.callTool({ name: 'boom', arguments: {} });
+    assert.equal(result.isError, true);
+    assert.deepEqual(result.content, [{ type: 'text', text: 'E_SKILL: the disk is full' }]);
+  });
+
+  test('run --remote: a worker reports it as E_SKILL too', { skip: natsSkip }, async (t) => {
+    const server = await startNats();
+    t.after(() => server.stop());
+    const remote = folder({
+      'skills/boom.skill.ts': BOOM,
+      'skills/main.md': `---\nname: main\ndescription: Work runs on NATS.\nmetadata:\n  events:\n    backend: nats\n    url: ${server.url}\n    namespace: firsthour\n---\n`,
+    });
+    const worker = spawn(process.execPath, [BIN, 'worker'], { cwd: remote, env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
+    t.after(async () => {
+      if (worker.exitCode === null) worker.kill('SIGTERM');
+      await exited;
+    });
+    let log = '';
+    worker.stderr!.setEncoding('utf8').on('data', (d: string) => (log += d));
+    while (!/queue '.*' on nats/.test(log)) {
+      assert.equal(worker.exitCode, null, `the worker exited: ${log}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const r = await cli(['run', 'boom', '--remote', '--remote-timeout', '20000'], remote);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /^error \[E_SKILL\]: the disk is full/);
+  });
+});
+
