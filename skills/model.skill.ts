@@ -48,6 +48,9 @@ export default async function model(ctx: Context, value: unknown) {
     for (const key of ['cassette', 'record']) {
       if (typeof config[key] === 'string') config[key] = path.resolve(dir, config[key] as string);
     }
+    // A cassette and no provider: replay it, whichever agent provider runs the skill (docs/agents.md,
+    // "Cassettes"). A provider set anywhere in the cascade (a main.md's, --set) still wins.
+    if (config.provider === undefined && typeof config.cassette === 'string' && config.cassette) config.provider = 'replay';
     target.locals.config.model = config;
   }
   return target.manager.next();

@@ -296,8 +296,8 @@ describe('where a run leaves files', () => {
     const r = await cli(['new', 'thing'], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
     assert.doesNotMatch(r.stdout, /skills\/main\.md \(/);
-    assert.match(r.stdout, /put your model in the model: block of thing\.md/);
-    assert.match(r.stdout, /agent-apps init here for a skills\/main\.md/);
+    assert.match(r.stdout, /replace provider: replay and cassette: in thing\.md with yours/);
+    assert.match(r.stdout, /agent-apps init here, set model: in its skills\/main\.md/);
     const ws = tempDir();
     assert.equal((await cli(['init'], { cwd: ws })).code, 0);
     assert.match((await cli(['new', 'other'], { cwd: ws })).stdout, /set a model for every skill in skills\/main\.md \(model:\) and delete the model: block in other\.md/);

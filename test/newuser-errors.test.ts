@@ -95,3 +95,60 @@ describe('a plain throw in a skill is E_SKILL everywhere', () => {
   });
 });
 
+describe('a model that names only a cassette replays it', () => {
+  test("writing-skills.md's haiku (model: { cassette }) runs in an init workspace, whose main.md sets no model", async () => {
+    const ws = tempDir();
+    assert.equal((await cli(['init'], ws)).code, 0);
+    fs.writeFileSync(path.join(ws, 'skills', 'haiku.md'), '---\nname: haiku\ndescription: Write a haiku about a topic.\nmetadata:\n  params:\n    type: object\n    properties:\n      topic: { type: string }\n    required: [topic]\n  returns: { type: string }\n  model: { cassette: haiku.cassette.yaml }\n---\nWrite one haiku about :arg{name=topic}.\n');
+    fs.writeFileSync(path.join(ws, 'skills', 'haiku.cassette.yaml'), "turns:\n  - text: Here is what I was asked.\n    invoke: |\n      ctx.manager.finish(await ctx.manager.get('locals.prompt.expanded'));\n");
+    const r = await cli(['run', 'haiku', '--topic', 'the sea'], ws, { env: { AWS_EC2_METADATA_DISABLED: 'true' } });
+    assert.equal(r.stderr, '');
+    assert.equal(r.code, 0);
+    assert.equal(r.stdout, 'Write one haiku about the sea.\n');
+  });
+
+  test("new in a loose folder: its next steps work as written — init, set model: in the skills/main.md it writes, delete the skill's model: block", async (t) => {
+    const dir = tempDir();
+    const made = await cli(['new', 'digest'], dir);
+    assert.equal(made.code, 0, made.stderr);
+    assert.match(made.stdout, /run agent-apps init here, set model: in its skills\/main\.md\n {2}\(one model for every skill\) and delete the model: block in digest\.md\n/);
+    assert.doesNotMatch(made.stdout, /main\.md that sets one/);
+    assert.equal((await cli(['init'], dir)).code, 0);
+    const srv = await fakeOpenAI([textReply('three words, digested'), textReply('from main.md')]);
+    t.after(() => srv.close());
+    // Set model: in main.md as its comment shows (uncommented, with this server's address).
+    const mainFile = path.join(dir, 'skills', 'main.md');
+    const main = fs.readFileSync(mainFile, 'utf8');
+    const block = /^ {2}# model:\n(?: {2}# {3}.*\n)+/m.exec(main);
+    assert.ok(block, `main.md shows a model: to uncomment:\n${main}`);
+    const model = block[0].replace(/^ {2}# ?/gm, '  ').replace(/baseURL: \S+.*$/m, `baseURL: ${srv.baseURL}`);
+    fs.writeFileSync(mainFile, main.replace(block[0], model));
+    // Delete the whole model: block of digest.md.
+    const digestFile = path.join(dir, 'skills', 'digest.md');
+    fs.writeFileSync(digestFile, fs.readFileSync(digestFile, 'utf8').replace(/^ {2}model:\n(?: {4}.*\n)+/m, ''));
+    const live = await cli(['run', 'digest', '--input', 'a b c'], dir);
+    assert.equal(live.code, 0, live.stderr);
+    assert.equal(live.stdout, 'three words, digested\n');
+    assert.equal(srv.requests.length, 1);
+    // A skill that names only its cassette under that main.md: main's provider wins (the cascade merges model key by key).
+    fs.writeFileSync(path.join(dir, 'skills', 'named.md'), '---\nname: named\ndescription: Names its cassette only.\nmetadata:\n  model: { cassette: named.cassette.yaml }\n---\nAnswer.\n');
+    fs.writeFileSync(path.join(dir, 'skills', 'named.cassette.yaml'), 'turns:\n  - text: from the cassette\n');
+    const named = await cli(['run', 'named'], dir);
+    assert.equal(named.code, 0, named.stderr);
+    assert.equal(named.stdout, 'from main.md\n');
+  });
+
+  test('agent-apps test --update knows such a skill replays: it refuses to record it (exit 2), and the case replays without --update', async () => {
+    const ws = folder({
+      'skills/named.md': '---\nname: named\ndescription: Names its cassette only.\nmetadata:\n  model: { cassette: named.cassette.yaml }\n---\nAnswer.\n',
+      'skills/named.cassette.yaml': 'turns:\n  - text: from the cassette\n',
+      'skills/named.test.yaml': 'skill: named\ncases:\n  - name: answers\n    cassette: named.cassette.yaml\n    expect: { equals: from the cassette }\n',
+    });
+    const update = await cli(['test', '--update'], ws);
+    assert.equal(update.code, 2);
+    assert.match(update.stderr, /--update records against a live model, but 'named' replays a cassette \(model\.cassette and no model\.provider\)/);
+    const replay = await cli(['test'], ws);
+    assert.equal(replay.code, 0, replay.stdout + replay.stderr);
+  });
+});
+

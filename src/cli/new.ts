@@ -86,7 +86,10 @@ Examples:
         let out = `Created ${created.map((f) => relative(cwd, f)).join(', ')}\n\nNext:\n`;
         out += `  agent-apps run ${name} --arguments "…"\n`;
         out += `  agent-apps validate ${relative(cwd, folder)}     the Agent Skills checks\n`;
-        out += `  then write the instructions in SKILL.md, and delete the model: line under agent-apps: (and replay.yaml) for a real model\n`;
+        out += `  then write the instructions in SKILL.md; for a live model, `;
+        out += main
+          ? `set one for every skill in ${relative(cwd, main)} (model:) and delete the model: line under agent-apps: (and replay.yaml)\n`
+          : `put yours in the model: line under agent-apps: (provider, baseURL, modelId …) and delete replay.yaml\n`;
         io.stdout.write(out);
         return;
       }
@@ -94,10 +97,13 @@ Examples:
       out += `  agent-apps run ${name} --input "…"\n`;
       out += `  agent-apps describe ${name}          its cascade and middleware chain\n`;
       if (!opts.code) {
-        // Point at a main skill only where there is one: outside a workspace there is none yet.
+        // Point at a main skill only where there is one: outside a workspace there is none yet,
+        // and the one `init` writes has its model: commented out — say to set it (docs/cli.md).
         out += main
           ? `  then set a model for every skill in ${relative(cwd, main)} (model:) and delete the model: block in ${name}.md\n`
-          : `  then put your model in the model: block of ${name}.md (provider, baseURL, modelId …),\n  or run agent-apps init here for a skills/main.md that sets one for every skill\n`;
+          : `  then, for a live model, replace provider: replay and cassette: in ${name}.md with yours\n` +
+            `  (provider, baseURL, modelId …) — or run agent-apps init here, set model: in its skills/main.md\n` +
+            `  (one model for every skill) and delete the model: block in ${name}.md\n`;
       }
       io.stdout.write(out);
     });

@@ -123,8 +123,10 @@ export async function planEvals(files: string[], opts: EvalOptions): Promise<{ p
       }
       if (opts.update && selected.some((c) => c.cassette !== undefined && !c.skip)) {
         const model = (await runtime.describe(file.skill)).metadata.model as JsonObject | undefined;
-        if (model?.provider === 'replay') {
-          problem(file.skillPlace, `--update records against a live model, but '${file.skill}' replays a cassette (model.provider: replay): choose a live one, e.g. --set model.provider=openai --set model.baseURL=http://127.0.0.1:11434/v1`);
+        // A cassette without a provider replays too (the `model` middleware's rule).
+        if (model?.provider === 'replay' || (model?.provider === undefined && typeof model?.cassette === 'string' && model.cassette)) {
+          const why = model.provider === 'replay' ? 'model.provider: replay' : 'model.cassette and no model.provider';
+          problem(file.skillPlace, `--update records against a live model, but '${file.skill}' replays a cassette (${why}): choose a live one, e.g. --set model.provider=openai --set model.baseURL=http://127.0.0.1:11434/v1`);
         }
       }
     }

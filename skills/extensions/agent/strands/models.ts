@@ -123,7 +123,10 @@ export async function createModel(config: ModelConfig = {}, options: CreateModel
 async function createOne(config: ModelConfig, options: CreateModelOptions, where: string): Promise<Model<BaseModelConfig>> {
   const env = options.env ?? process.env;
   const baseDir = options.baseDir ?? process.cwd();
-  const provider = config.provider ?? 'bedrock';
+  // A cassette with no provider means replay it (docs/agents.md, "Cassettes"; the `model`
+  // middleware says so too): a skill that names only its cassette does not want Bedrock.
+  const cassetteOnly = config.provider === undefined && typeof config.cassette === 'string' && config.cassette !== '';
+  const provider = config.provider ?? (cassetteOnly ? 'replay' : 'bedrock');
   if ('apiKey' in config && config.apiKey !== undefined) {
     throw new ConfigurationError(`${where}.apiKey is not read from configuration — put the key in the environment (${defaultKeyEnv(provider)}, or name a variable with model.apiKeyEnv)`);
   }
@@ -139,7 +142,7 @@ async function createOne(config: ModelConfig, options: CreateModelOptions, where
   const params = isRecord(config.params) ? config.params : undefined;
 
   let model: Model<BaseModelConfig>;
-  const info: ModelInfo = { provider: 'bedrock', ...(config.provider === undefined ? { defaulted: true } : {}) };
+  const info: ModelInfo = { provider: 'bedrock', ...(config.provider === undefined && !cassetteOnly ? { defaulted: true } : {}) };
   switch (provider) {
     case 'bedrock': {
       const { BedrockModel } = await import('@strands-agents/sdk/models/bedrock');
