@@ -73,14 +73,15 @@ describe('SPEC §11: errors the run ends on, and cassettes that run out', () => 
     const rt = await agentRuntime(t, {
       grabby: { 'allowed-tools': 'wordcount', turns: [{ invoke: "await ctx.manager.invoke('echo', { text: 'x' })" }] },
       escaping: { turns: [{ invoke: "await ctx.manager.invoke('inline://code,export%20default%20()%20%3D%3E%201', {})" }] },
-      // A plain thrown error is the model's to handle: the cassette running out stays E_MODEL.
+      // A plain thrown error, when the cassette ends right after it, is what the run ended on:
+      // its code (E_SKILL), with the cassette's end as why the run stopped.
       thrower: { turns: [{ invoke: "throw new Error('cannot comply')" }] },
       // An error the code recovered from is not what the run ended on.
       recovered: { 'allowed-tools': 'wordcount', turns: [{ invoke: "await ctx.manager.invoke('echo', {})" }, { invoke: 'return 1' }] },
     });
     await assert.rejects(rt.invoke('grabby', {}), { code: 'E_ALLOWED_TOOLS', message: /may not invoke 'echo'.*has 1 turn/s });
     await assert.rejects(rt.invoke('escaping', {}), { code: 'E_UNTRUSTED_REF', message: /has 1 turn/ });
-    await assert.rejects(rt.invoke('thrower', {}), { code: 'E_MODEL', message: /has 1 turn; the agent asked for turn 2/ });
+    await assert.rejects(rt.invoke('thrower', {}), { code: 'E_SKILL', message: /^cannot comply \(line 1\) — and then: replay cassette .* has 1 turn; the agent asked for turn 2$/ });
     await assert.rejects(rt.invoke('recovered', {}), { code: 'E_MODEL', message: /has 2 turns; the agent asked for turn 3/ });
   });
 

@@ -152,3 +152,18 @@ describe('a model that names only a cassette replays it', () => {
   });
 });
 
+test("a replay that ends after agent code threw reports the code's error, and the cassette's end as why the run stopped", async () => {
+  const ws = folder({
+    'data.csv': 'name,count\nada,3\n',
+    'skills/columns.md': '---\nname: columns\ndescription: Sums a column of data.csv.\nmetadata:\n  allowed-tools: file-read\n  model: { provider: replay, cassette: columns.cassette.yaml }\n---\nSum the nope column of data.csv.\n',
+    'skills/columns.cassette.yaml': "turns:\n  - text: Reading the file.\n    invoke: |\n      const csv = await ctx.manager.invoke('file-read', { path: 'data.csv' });\n      const header = csv.split('\\n')[0].split(',');\n      if (!header.includes('nope')) throw new Error(\"no column 'nope' in data.csv\");\n",
+  });
+  const r = await cli(['run', 'columns'], ws);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /^error \[E_SKILL\]: no column 'nope' in data\.csv \(line 3\) — and then: replay cassette \S+columns\.cassette\.yaml has 1 turn; the agent asked for turn 2\n$/);
+  const stream = await cli(['run', 'columns', '--output-format', 'stream-json'], ws);
+  const result = streamLines(stream.stdout).at(-1)!;
+  assert.equal(result.error.code, 'E_SKILL');
+  assert.match(result.error.message, /^no column 'nope' in data\.csv/);
+});
+

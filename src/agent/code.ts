@@ -46,6 +46,8 @@ export class AgentCode {
    * call, a finish() value that broke `returns`); cleared by an execution that succeeds.
    */
   lastError: AgentAppsError | undefined;
+  /** The last execution's error, whatever it was (a plain throw too); cleared by one that succeeds. */
+  #lastFailed: AgentAppsError | undefined;
   readonly #o: AgentCodeOptions;
   readonly #bridge: HostCall;
   #sandbox: Sandbox | undefined;
@@ -116,9 +118,11 @@ export class AgentCode {
       const where = result.error.line !== undefined ? ` (line ${result.error.line})` : '';
       const err = new AgentAppsError(result.error.code, `${result.error.message}${where}${logs}`);
       this.lastError = ENDS_ON.has(result.error.code) ? err : result.error.code === 'E_VALIDATION' && refused ? refused : undefined;
+      this.#lastFailed = this.lastError ?? err;
       throw err;
     }
     this.lastError = undefined;
+    this.#lastFailed = undefined;
     if (returns.finished) return `finished: ${preview(returns.finished.value)}${logs}`;
     return `result: ${preview(result.value)}${logs}`;
   }
@@ -160,10 +164,14 @@ export class AgentCode {
    * The error the caller sees when the run fails with `error`. E_SANDBOX reaches the caller only
    * when the run ends on it (SPEC §11): the limits ran out right after it, or the model never came
    * back (a replay cassette that ended there). A refused call or a refused finish() value that
-   * the run ends on is reported the same way, with what came after it in the message.
+   * the run ends on is reported the same way, with what came after it in the message. A replay
+   * cassette that ends right after any failed execution — a plain throw in the code too — reports
+   * that execution's error: it is what went wrong, and the cassette's end only why the run
+   * stopped there (docs/agents.md, "Errors"). A drifted cassette is its own error (its diff).
    */
   endedOn(error: Error & { code?: string; final?: unknown }): Error & { code?: string } {
-    const last = this.lastError;
+    const cassetteEnded = error.final === true && error.code !== 'E_CASSETTE_DRIFT';
+    const last = this.lastError ?? (cassetteEnded ? this.#lastFailed : undefined);
     if (!last || !(error.code === 'E_AGENT_LIMIT' ? last.code === 'E_SANDBOX' : error.final === true)) return error;
     const then = ` — and then: ${error.message}`;
     if (last instanceof ValidationError) {
