@@ -140,24 +140,50 @@ test('the Mutable properties of seed 001 (run.middleware, run.tool, locals.confi
   for (const [write, result] of Object.entries(out)) assert.equal(result, 'ok', write);
 });
 
-test('shared, frozen data under a Mutable property refuses set() with E_IMMUTABLE, saying what to set instead', async (t) => {
+test('set() into shared, frozen data under a Mutable property copies on write along the path: this invocation changes, the shared declaration and the next invocation do not', async (t) => {
   const rt = await bareRuntime(t);
   rt.register(skill('frozen', (ctx) => {
-    const errors: Record<string, { code?: string; message: string }> = {};
-    for (const path of ['run.tool.params.properties.n.type', 'run.tool.tags.0', 'locals.config.paths.0']) {
+    const before = { params: ctx.run.tool.params, tags: ctx.run.tool.tags, paths: ctx.locals.config.paths };
+    const seen = { type: (ctx.run.tool.params as any)?.properties?.n?.type, tag: ctx.run.tool.tags[0], path: ctx.locals.config.paths[0] };
+    ctx.manager.set('run.tool.params.properties.n.type', 'string');
+    ctx.manager.set('run.tool.tags.0', 'mine');
+    ctx.manager.set('run.tool.tags.1', 'more');
+    ctx.manager.set('locals.config.paths.0', '/elsewhere');
+    return {
+      seen,
+      now: { type: (ctx.run.tool.params as any)?.properties?.n?.type, tags: ctx.run.tool.tags, path: ctx.locals.config.paths[0] },
+      // The shared objects are untouched; only the ones on the path were copied.
+      shared: { type: (before.params as any).properties.n.type, tags: [...before.tags], path: before.paths[0], frozen: Object.isFrozen(before.tags) },
+      kept: (ctx.run.tool.params as any).properties.m === (before.params as any).properties.m,
+    };
+  }, { params: { type: 'object', properties: { n: { type: 'number' }, m: { type: 'object' } } }, tags: ['demo'] }));
+  const first = (await rt.invoke('frozen')) as any;
+  const path0 = first.seen.path;
+  assert.deepEqual(first.now, { type: 'string', tags: ['mine', 'more'], path: '/elsewhere' });
+  assert.deepEqual(first.shared, { type: 'number', tags: ['demo'], path: path0, frozen: true });
+  assert.equal(first.kept, true, 'a sibling off the path is the same (shared) object');
+  const second = (await rt.invoke('frozen')) as any;
+  assert.deepEqual(second.seen, { type: 'number', tag: 'demo', path: path0 }, 'the next invocation sees the declaration as it was');
+});
+
+test('set() still refuses what is not data to copy: locals.history (append-only) and frozen non-plain objects', async (t) => {
+  const rt = await bareRuntime(t);
+  rt.register(skill('refused', (ctx) => {
+    const errors: Record<string, string | undefined> = {};
+    (ctx.locals as any).box = Object.freeze(new Map());
+    for (const path of ['locals.history.0.tool', 'locals.box.size']) {
       try {
         ctx.manager.set(path, 'x');
       } catch (err) {
-        errors[path] = { code: (err as { code?: string }).code, message: (err as Error).message };
+        errors[path] = `${(err as { code?: string }).code}: ${(err as Error).message}`;
       }
     }
-    return errors;
-  }, { params: { type: 'object', properties: { n: { type: 'number' } } }, tags: ['demo'] }));
-  const errors = (await rt.invoke('frozen')) as Record<string, { code?: string; message: string }>;
-  assert.equal(errors['run.tool.params.properties.n.type']?.code, 'E_IMMUTABLE');
-  assert.match(errors['run.tool.params.properties.n.type']!.message, /set a new value for 'run\.tool\.params\.properties\.n'/);
-  assert.equal(errors['run.tool.tags.0']?.code, 'E_IMMUTABLE');
-  assert.match(errors['locals.config.paths.0']?.message ?? '', /set a new value for 'locals\.config\.paths'/);
+    return { errors, tool: ctx.locals.history[0]!.tool };
+  }));
+  const out = (await rt.invoke('refused')) as any;
+  assert.match(out.errors['locals.history.0.tool'], /^E_IMMUTABLE: locals\.history is append-only/);
+  assert.match(out.errors['locals.box.size'], /^E_IMMUTABLE: refusing to set 'locals\.box\.size': 'locals\.box' is read-only/);
+  assert.equal(out.tool, 'refused');
 });
 
 test('run.tool is the invocation’s own: its shared schemas and tags cannot carry a write to the next invocation', async (t) => {

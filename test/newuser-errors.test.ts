@@ -167,3 +167,18 @@ test("a replay that ends after agent code threw reports the code's error, and th
   assert.match(result.error.message, /^no column 'nope' in data\.csv/);
 });
 
+
+test("set() writes by dotted path into a Mutable property's nested array: a copy on write, for this run", async () => {
+  const ws = folder({
+    'skills/retag.skill.ts': `export const frontmatter = { name: 'retag', description: 'Rewrites its own tags and first search path.', metadata: { tags: ['draft'] } };
+export default function (ctx: any) {
+  ctx.manager.set('run.tool.tags.0', 'final');
+  ctx.manager.set('locals.config.paths.0', '/elsewhere');
+  return { tags: ctx.run.tool.tags, path: ctx.locals.config.paths[0] };
+}
+`,
+  });
+  const r = await cli(['run', 'retag', '--json'], ws);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), { tags: ['final'], path: '/elsewhere' });
+});
