@@ -167,6 +167,51 @@ test("a replay that ends after agent code threw reports the code's error, and th
   assert.match(result.error.message, /^no column 'nope' in data\.csv/);
 });
 
+test("'Testing a skill from code' works as written in a project made by npm init -y", async () => {
+  const doc = fs.readFileSync(path.join(REPO, 'docs', 'writing-skills.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('## Testing a skill from code'));
+  // Fenced blocks, also those indented in a list item (their indent removed).
+  const blocks = (text: string) => [...text.matchAll(/^( *)```(\w*)\n([\s\S]*?)^\1```$/gm)].map((m) => ({ lang: m[2]!, body: m[3]!.replace(new RegExp(`^${m[1]}`, 'gm'), '') }));
+  const byFirstLine = (prefix: string) => blocks(doc).find((b) => b.body.startsWith(prefix))?.body;
+  const project = tempDir('agent-apps-npm-project-');
+  const npm = fs.existsSync(path.join(path.dirname(process.execPath), 'npm')) ? path.join(path.dirname(process.execPath), 'npm') : 'npm';
+  const npmEnv = cliEnv({ npm_config_cache: path.join(project, '.npm-cache'), npm_config_update_notifier: 'false' });
+  const init = await run(npm, ['init', '-y'], project, npmEnv);
+  assert.equal(init.code, 0, init.stderr);
+  // The section's setup, command by command; the install of the checkout is what npm does with it: a link.
+  const setup = blocks(section).find((b) => b.lang === 'sh');
+  assert.ok(setup, 'the section starts with its shell commands');
+  for (const line of setup.body.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean)) {
+    if (line.startsWith('npm install --save-dev /path/to/agent-apps')) {
+      fs.mkdirSync(path.join(project, 'node_modules'), { recursive: true });
+      fs.symlinkSync(REPO, path.join(project, 'node_modules', 'agent-apps'), 'dir');
+      continue;
+    }
+    const [command, ...args] = line.split(/\s+/);
+    assert.equal(command, 'npm', `a setup step this test knows how to run: ${line}`);
+    const step = await run(npm, args, project, npmEnv);
+    assert.equal(step.code, 0, `${line}: ${step.stderr}`);
+  }
+  // The skills the test file uses, as the page writes them.
+  const testFile = blocks(section).find((b) => b.lang === 'ts')!.body;
+  const testName = /^\/\/ (\S+)/.exec(testFile)![1]!;
+  const files: Record<string, string> = {
+    'skills/slugify.skill.ts': byFirstLine('// skills/slugify.skill.ts')!,
+    'skills/haiku.md': blocks(doc).find((b) => b.lang === 'markdown' && b.body.includes('name: haiku'))!.body,
+    'skills/haiku.cassette.yaml': byFirstLine('# skills/haiku.cassette.yaml')!,
+    'skills/haiku-rules.txt': 'Rules: three lines of 5, 7 and 5 syllables; no rhyme; finish with the haiku as a string.\n',
+    'skills/main.md': blocks(doc).find((b) => b.lang === 'markdown' && b.body.includes('name: main'))!.body,
+    [testName]: testFile,
+  };
+  for (const [rel, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(project, rel)), { recursive: true });
+    fs.writeFileSync(path.join(project, rel), text);
+  }
+  const tested = await run(process.execPath, ['--test'], project);
+  assert.equal(tested.code, 0, tested.stdout + tested.stderr);
+  assert.match(tested.stdout, /ℹ pass 4\n/);
+  assert.match(tested.stdout, /ℹ fail 0\n/);
+});
 
 test("set() writes by dotted path into a Mutable property's nested array: a copy on write, for this run", async () => {
   const ws = folder({
