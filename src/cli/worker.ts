@@ -29,7 +29,7 @@ export function registerWorker(program: Command, io: CliIO): void {
     .option('-q, --queue <name>', 'the work queue to take requests from', 'default')
     .option('--allow <patterns>', "what publishers may run (allowed-tools syntax), e.g. \"greet summarize file-read(path=docs/*)\"; default: the workspace's own public skills, no built-in")
     .option('--max-ms <n>', 'abort a request running longer than this and answer it E_TIMEOUT', '600000')
-    .option('--drain-ms <n>', 'on SIGTERM, how long running requests may finish before they are aborted and handed back to the queue', '30000')
+    .option('--drain-ms <n>', 'on SIGTERM, how long running requests may finish before they are aborted and handed back to the queue', '20000')
     .option('--status', 'per queue: requests pending and running, workers seen in the last 30 s, dead letters (--json for JSON)')
     .addHelpText(
       'after',
@@ -68,7 +68,7 @@ async function worker(flags: WorkerFlags, cmd: Command, io: CliIO): Promise<numb
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1024) throw new AgentAppsError('E_USAGE', `--concurrency: a whole number from 1 to 1024, got ${JSON.stringify(flags.concurrency)}`);
     const queue = checkQueueName(flags.queue ?? 'default', '--queue');
     const maxMs = wholeMs(flags.maxMs ?? '600000', '--max-ms');
-    const drainMs = wholeMs(flags.drainMs ?? '30000', '--drain-ms', 0);
+    const drainMs = wholeMs(flags.drainMs ?? '20000', '--drain-ms', 0);
     const allow = flags.allow;
     if (allow !== undefined) {
       if (allow.trim() === '') throw new AgentAppsError('E_USAGE', '--allow: name at least one skill or pattern (allowed-tools syntax), e.g. --allow "greet summarize"');

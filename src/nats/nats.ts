@@ -231,6 +231,8 @@ async function ensureStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & 
     // A dead-letter stream from before per-queue subjects takes `dead.>` too (the old subject stays).
     const missing = (cfg.subjects ?? []).filter((s) => !info.config.subjects?.includes(s));
     if (missing.length && name.endsWith('_DEAD')) await jsm.streams.update(name, { ...info.config, subjects: [...(info.config.subjects ?? []), ...missing] });
+    // …and a work-queue stream made with the old two-minute dedupe window gets the longer one.
+    else if (name.endsWith('_INVOKE') && cfg.duplicate_window && (info.config.duplicate_window ?? 0) < cfg.duplicate_window) await jsm.streams.update(name, { ...info.config, duplicate_window: cfg.duplicate_window });
     return name;
   } catch (err) {
     if (!isNotFound(err)) throw err;

@@ -49,7 +49,8 @@ export interface WorkerOptions {
 }
 
 export const DEFAULT_MAX_MS = 600_000;
-export const DEFAULT_DRAIN_MS = 30_000;
+// Under Kubernetes' default termination grace (30 s), so the abort and the hand-back happen before a SIGKILL.
+export const DEFAULT_DRAIN_MS = 20_000;
 /** How the worker's callers are named in refusals and logs. */
 export const SURFACE = 'a NATS publisher';
 
