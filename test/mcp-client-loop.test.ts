@@ -18,7 +18,9 @@ test('agent-apps serving this workspace is skipped; two workspaces serving each 
     t,
     {
       self: { command: NODE, args: [BIN, 'mcp', 'serve'] },
-      peer: { command: NODE, args: [BIN, 'mcp', 'serve', '--cwd', b] },
+      // B's own .mcp.json starts a server too: the agent-apps serving B must trust B (an MCP
+      // server's environment is not ours, so the suites' AGENT_APPS_TRUST_WORKSPACE is given here).
+      peer: { command: NODE, args: [BIN, 'mcp', 'serve', '--cwd', b], env: { AGENT_APPS_TRUST_WORKSPACE: '1' } },
     },
     { 'skills/greet-a.skill.mjs': greet('greet-a') },
   );
