@@ -201,7 +201,7 @@ describe('`!` spans: an argument is one quoted word, never an option', () => {
   test('prompts/get over MCP returns the span as written — never runs it — whatever the arguments', async (t) => {
     const { ws, target, evil } = gitWorkspace();
     const { client } = await connectStdio(t, { cwd: ws });
-    for (const args of [{ arguments: evil }, { arguments: 'HEAD' }, {}]) {
+    for (const args of [{ arguments: evil }, { arguments: 'HEAD' }, {}] as Record<string, string>[]) {
       const got = await client.getPrompt({ name: 'git-last', arguments: args });
       assert.equal(text({ content: got.messages.map((m) => m.content) }), 'The last commit: !`git log -n 1 $ARGUMENTS`\n', JSON.stringify(args));
     }
