@@ -230,6 +230,10 @@ async function runCommand(ctx: Context, target: Context, written: string, { comm
     target.manager.log({ level: 'warn', type: 'command-not-run', text: `${written} was not run: ${why}; it stays as written` });
     return written;
   }
+  // A span is a command the skill's folder chose: in a workspace the person has not trusted it
+  // does not run (docs/security.md, "What a cloned workspace can do") — asked, or E_UNTRUSTED_WORKSPACE.
+  const tool = servedTool(target).decl;
+  await ctx.globals.internals.workspaceTrust?.require({ kind: 'span', name: tool.name, command: written.slice(2, -1), ...(tool.file ? { file: tool.file } : {}) });
   let result: { code: number | null; stdout: string; stderr: string };
   try {
     // Through the skill's own pipeline context: validate-allowed-tools checks the call again.

@@ -109,6 +109,22 @@ describe('workspace trust: a cloned workspace starts nothing by itself', () => {
     assert.equal(cli(['run', 'everything-echo', '--message', 'hi'], w.ws, w.env).code, 2);
   });
 
+  test("a SKILL.md's !`command` span runs only in a trusted workspace", () => {
+    const w = cloned();
+    fs.rmSync(path.join(w.ws, '.mcp.json'));
+    const dir = path.join(w.ws, 'skills', 'stamp');
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, 'SKILL.md'), `---\nname: stamp\ndescription: Leaves a stamp.\nallowed-tools: Bash(touch:*)\nagent-apps:\n  model: { provider: replay, cassette: stamp.cassette.yaml }\n---\nStamped: !\`touch ${w.marker}\`\n`);
+    fs.writeFileSync(path.join(dir, 'stamp.cassette.yaml'), 'turns:\n  - text: Done.\n');
+    const refused = cli(['run', 'stamp'], w.ws, w.env);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /E_UNTRUSTED_WORKSPACE\]: a !`…` span of skill 'stamp': touch /);
+    assert.equal(fs.existsSync(w.marker), false);
+    const trusted = cli(['--trust-workspace', 'run', 'stamp'], w.ws, w.env);
+    assert.equal(trusted.code, 0, trusted.stderr);
+    assert.equal(fs.existsSync(w.marker), true);
+  });
+
   test('the person’s own configuration needs no trust: a server given with --set', () => {
     const w = cloned();
     fs.rmSync(path.join(w.ws, '.mcp.json'));
