@@ -96,24 +96,45 @@ function olderNode(): string | undefined {
 const OLD_NODE = olderNode();
 
 describe('setting up: Node 24, npm link, the npm scripts', () => {
-  test('npm test, build and bench under a Node older than 24 say so in one line and fail', { skip: OLD_NODE ? false : 'no Node older than 24 on this machine' }, async () => {
-    const check = await spawnRun(OLD_NODE!, [path.join(REPO, 'scripts', 'check-node.js')], { cwd: REPO });
-    assert.equal(check.code, 1);
-    const version = execFileSync(OLD_NODE!, ['--version'], { encoding: 'utf8' }).trim();
-    assert.equal(check.stderr, `agent-apps needs Node.js ≥ 24 (this is ${version}): source scripts/node24.sh\n`);
-    // The npm scripts run that check first: npm test no longer says "Could not find test/**/*.test.ts".
+  test('the npm scripts run on a Node ≥ 24: each starts with scripts/on-node24.js', () => {
     const scripts = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')).scripts as Record<string, string>;
-    for (const name of ['test', 'build', 'bench', 'prepare']) assert.match(scripts[name]!, /^node scripts\/check-node\.js && /, name);
-    const env = baseEnv({ PATH: `${path.dirname(OLD_NODE!)}:${process.env.PATH}` });
-    const npmTest = await spawnRun('npm', ['test', '--silent'], { cwd: REPO, env });
-    assert.notEqual(npmTest.code, 0);
-    assert.match(npmTest.stderr, /agent-apps needs Node\.js ≥ 24 \(this is v\d+[^)]*\): source scripts\/node24\.sh/);
-    assert.doesNotMatch(npmTest.stderr + npmTest.stdout, /Could not find/);
+    for (const name of ['test', 'build', 'bench', 'prepare']) assert.match(scripts[name]!, /^node scripts\/on-node24\.js /, name);
   });
 
-  test('the check costs one Node start and says nothing on Node 24', async () => {
-    const r = await spawnRun(process.execPath, [path.join(REPO, 'scripts', 'check-node.js')], { cwd: REPO });
-    assert.deepEqual(r, { code: 0, stdout: '', stderr: '' });
+  /** A package whose only script prints the Node it runs on, through scripts/on-node24.js; .node24/ linked when `node24`. */
+  function versionPackage(node24: boolean): string {
+    const dir = tempDir();
+    fs.mkdirSync(path.join(dir, 'scripts'));
+    fs.copyFileSync(path.join(REPO, 'scripts', 'on-node24.js'), path.join(dir, 'scripts', 'on-node24.js'));
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'v', type: 'module', scripts: { v: 'node scripts/on-node24.js -p "process.version + \' \' + process.env.PATH.split(\':\')[0]"' } }));
+    if (node24) fs.symlinkSync(path.join(REPO, '.node24'), path.join(dir, '.node24'));
+    return dir;
+  }
+  /** A fresh shell's environment: `env -i HOME=… PATH=/usr/local/bin:/usr/bin:/bin`, whose node is the old one. */
+  const freshShell = () => ({ HOME, PATH: `${path.dirname(OLD_NODE!)}:/usr/local/bin:/usr/bin:/bin` });
+
+  test('from a fresh shell whose Node is older, an npm script runs on the checkout’s .node24/ Node', { skip: OLD_NODE && fs.existsSync(path.join(REPO, '.node24', 'node_modules', 'node', 'bin', 'node')) ? false : 'needs a system Node older than 24 and .node24/ installed' }, async () => {
+    const dir = versionPackage(true);
+    const r = await spawnRun('npm', ['run', 'v', '--silent'], { cwd: dir, env: freshShell() });
+    assert.equal(r.code, 0, r.stderr);
+    const [version, firstOnPath] = r.stdout.trim().split(' ');
+    assert.match(version!, /^v2[4-9]\./);
+    // What it starts by name (node, npm's scripts) gets Node 24 too.
+    assert.equal(firstOnPath, path.join(fs.realpathSync(dir), '.node24', 'node_modules', 'node', 'bin'));
+  });
+
+  test('without .node24/, an npm script on an older Node says in one line how to get Node 24 and fails', { skip: OLD_NODE ? false : 'no Node older than 24 on this machine' }, async () => {
+    const dir = versionPackage(false);
+    const version = execFileSync(OLD_NODE!, ['--version'], { encoding: 'utf8' }).trim();
+    const r = await spawnRun('npm', ['run', 'v', '--silent'], { cwd: dir, env: freshShell() });
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr, `agent-apps needs Node.js ≥ 24 (this is ${version}): run bash scripts/setup.sh, or source scripts/node24.sh, to install it into .node24/\n`);
+  });
+
+  test('on Node 24, scripts/on-node24.js runs node with the args given, passing on the exit code', async () => {
+    const r = await spawnRun(process.execPath, [path.join(REPO, 'scripts', 'on-node24.js'), '-e', 'process.stdout.write(process.version); process.exit(3)'], { cwd: REPO });
+    assert.deepEqual(r, { code: 3, stdout: process.version, stderr: '' });
   });
 
   const node24 = path.join(REPO, '.node24', 'node_modules', '.bin', 'node');
