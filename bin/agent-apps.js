@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Thin launcher: checks the Node version, turns on the compile cache, and runs the built CLI
 // (dist/) — or the TypeScript sources when this is a checkout whose src/ is newer than dist/.
+// An installed package (under node_modules, or packed without src/) always runs dist/: Node does
+// not strip types under node_modules (docs/ci.md, "Installing agent-apps").
 import fs from 'node:fs';
 import module from 'node:module';
 import path from 'node:path';
@@ -38,7 +40,8 @@ let entry = src;
 if (fs.existsSync(dist)) {
   const stamp = path.join(root, 'dist', '.build-stamp');
   const built = fs.existsSync(stamp) ? fs.statSync(stamp).mtimeMs : 0;
-  if (!fs.existsSync(path.join(root, 'src')) || newest(path.join(root, 'src')) <= built) entry = dist;
+  const installed = root.split(path.sep).includes('node_modules') || !fs.existsSync(path.join(root, 'src'));
+  if (installed || newest(path.join(root, 'src')) <= built) entry = dist;
 }
 const { run } = await import(pathToFileURL(entry).href);
 await run(process.argv.slice(2));

@@ -1,18 +1,48 @@
-// Emits dist/ with tsc (tsconfig.build.json) and stamps it, so bin/agent-apps.js knows whether
-// the build is current. Built-in skills stay TypeScript in skills/ and run by type stripping.
+// Builds dist/: tsc (tsconfig.build.json) emits src/ as dist/ and the library, skills/, as
+// dist/skills/ — JavaScript, because Node strips types only outside node_modules and an installed
+// agent-apps lives under it (docs/ci.md, "Installing agent-apps"). Then the bundles, the library's
+// parsed Markdown, and dist/.build-stamp, which tells bin/agent-apps.js that the build is current.
 // Bundles load faster than the modules they replace: the terminal UI (dist/tui/bundle.js), and in
 // dist/bundles/ the Strands agent loop without the clients a run may not need, remark, ajv,
 // gray-matter and yaml.
-import { execFileSync } from 'node:child_process';
+//
+// Everything is built into a temporary folder beside dist/ and renamed onto dist/ at the end, so
+// whatever runs from this checkout meanwhile (an `mcp serve` an MCP client started, a test run)
+// keeps a whole dist/: the old one until the rename, the new one after.
+//   node scripts/build.js              build
+//   node scripts/build.js --if-stale   (npm's `prepare`) build only when dist/ was not built from
+//                                      these sources: a hash of them is kept in dist/.build-stamp
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-fs.rmSync(path.join(root, 'dist'), { recursive: true, force: true });
-const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
+const dist = path.join(root, 'dist');
+const STAMP = '.build-stamp';
+
+const inputs = inputsHash();
+if (process.argv.includes('--if-stale') && builtFrom(inputs)) {
+  // Touched, so that the launcher's check (the stamp newer than every file in src/) holds for a
+  // clone or checkout whose files are newer than the build but the same.
+  const now = new Date();
+  fs.utimesSync(path.join(dist, STAMP), now, now);
+  console.log('dist/ is up to date with the sources: not rebuilt (npm run build rebuilds)');
+  process.exit(0);
+}
+
+const started = new Date();
+removeLeftovers();
+// A direct child of the package root, like dist/: the built modules find the package root two
+// folders up (src/loader/search-paths.ts), so they can be imported from here during the build.
+const out = path.join(root, `.dist-build-${process.pid}`);
+// An interrupted or failed build leaves dist/ as it was, and no temporary folder.
+process.on('exit', () => fs.rmSync(out, { recursive: true, force: true }));
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => process.exit(1));
+fs.mkdirSync(out);
+await compile();
 await bundleTui();
 await bundleStrands();
 await bundleRemark();
@@ -20,8 +50,8 @@ await bundleAjv();
 await bundleGrayMatter();
 await bundleYaml();
 // The library's Markdown, parsed once here so that runs need not load gray-matter for it.
-const { parseMarkdown } = await import(new URL('../dist/loader/frontmatter.js', import.meta.url).href);
-const { contentHash } = await import(new URL('../dist/loader/library-cache.js', import.meta.url).href);
+const { parseMarkdown } = await import(pathToFileURL(path.join(out, 'loader', 'frontmatter.js')).href);
+const { contentHash } = await import(pathToFileURL(path.join(out, 'loader', 'library-cache.js')).href);
 const library = path.join(root, 'skills');
 const cache = {};
 for (const file of fs.readdirSync(library, { recursive: true })) {
@@ -31,9 +61,119 @@ for (const file of fs.readdirSync(library, { recursive: true })) {
   const { frontmatter, body } = parseMarkdown(text, path.join(library, file));
   cache[file] = { sha1: contentHash(text), frontmatter, body };
 }
-fs.writeFileSync(path.join(root, 'dist', 'library-frontmatter.json'), JSON.stringify(cache) + '\n');
-fs.writeFileSync(path.join(root, 'dist', '.build-stamp'), new Date().toISOString() + '\n');
+fs.writeFileSync(path.join(out, 'library-frontmatter.json'), JSON.stringify(cache) + '\n');
+fs.writeFileSync(path.join(out, STAMP), JSON.stringify({ builtAt: new Date().toISOString(), inputs }) + '\n');
+// Dated when the build started: a source edited while it ran is newer than the stamp, and the
+// launcher runs the sources.
+fs.utimesSync(path.join(out, STAMP), started, started);
+swapIn(out);
 console.log('built dist/');
+
+/**
+ * One tsc program over src/ and skills/ (tsconfig.build.json, rootDir the package root), emitted
+ * into out/.tsc and moved into place: src/ → out/, skills/ → out/skills/, the library's Markdown
+ * copied beside its code. The library needs no declarations.
+ */
+async function compile() {
+  const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  const emitted = path.join(out, '.tsc');
+  // Not execFileSync: a signal must reach this process's handlers (and end tsc) while tsc runs.
+  const child = spawn(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', emitted], { stdio: 'inherit', cwd: root });
+  process.on('exit', () => child.exitCode === null && child.kill());
+  const [code, signal] = await new Promise((resolve) => child.on('exit', (c, s) => resolve([c, s])));
+  if (code !== 0) {
+    console.error(`tsc failed (${signal ?? `exit ${code}`}): dist/ is unchanged`);
+    process.exit(1);
+  }
+  for (const entry of fs.readdirSync(path.join(emitted, 'src'))) fs.renameSync(path.join(emitted, 'src', entry), path.join(out, entry));
+  const skills = path.join(out, 'skills');
+  fs.renameSync(path.join(emitted, 'skills'), skills);
+  fs.rmSync(emitted, { recursive: true });
+  for (const file of fs.readdirSync(skills, { recursive: true })) {
+    if (String(file).endsWith('.d.ts')) fs.rmSync(path.join(skills, file));
+  }
+  const library = path.join(root, 'skills');
+  for (const file of fs.readdirSync(library, { recursive: true })) {
+    const from = path.join(library, file);
+    if (String(file).endsWith('.ts') || !fs.statSync(from).isFile()) continue;
+    fs.mkdirSync(path.dirname(path.join(skills, file)), { recursive: true });
+    fs.copyFileSync(from, path.join(skills, file));
+  }
+}
+
+/**
+ * Renames the finished build onto dist/: the old dist/ is moved aside and the new one takes its
+ * name, two renames on one file system, so there is never a half-written dist/ — only, for the
+ * microseconds between the two renames, none. A build that runs at the same time may take the
+ * name in between: then this one moves that aside too and tries again (the last build wins).
+ */
+function swapIn(built) {
+  for (let attempt = 0; ; attempt++) {
+    const aside = path.join(root, `.dist-old-${process.pid}-${attempt}`);
+    let moved = false;
+    try {
+      fs.renameSync(dist, aside);
+      moved = true;
+    } catch (err) {
+      if (err.code !== 'ENOENT') throw err;
+    }
+    try {
+      fs.renameSync(built, dist);
+      if (moved) fs.rmSync(aside, { recursive: true, force: true });
+      return;
+    } catch (err) {
+      if (moved) fs.rmSync(aside, { recursive: true, force: true });
+      if (!['ENOTEMPTY', 'EEXIST'].includes(err.code) || attempt >= 5) throw err;
+    }
+  }
+}
+
+/** The temporary folders of builds that died before they finished (their process is gone). */
+function removeLeftovers() {
+  for (const name of fs.readdirSync(root)) {
+    const m = /^\.dist-(?:build|old)-(\d+)/.exec(name);
+    if (!m || Number(m[1]) === process.pid) continue;
+    try {
+      process.kill(Number(m[1]), 0);
+      continue; // a build still running
+    } catch (err) {
+      if (err.code === 'EPERM') continue;
+    }
+    fs.rmSync(path.join(root, name), { recursive: true, force: true });
+  }
+}
+
+/**
+ * What the build is made from: the sources (src/, skills/), this script and the compiler options,
+ * the dependencies as locked (the bundles hold their code), and whether esbuild is there to bundle.
+ */
+function inputsHash() {
+  const hash = crypto.createHash('sha256');
+  const add = (rel) => {
+    const file = path.join(root, rel);
+    if (!fs.existsSync(file)) return;
+    hash.update(rel + '\0');
+    hash.update(fs.readFileSync(file));
+    hash.update('\0');
+  };
+  for (const dir of ['src', 'skills']) {
+    const files = fs.readdirSync(path.join(root, dir), { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+    for (const rel of files.map((e) => path.relative(root, path.join(e.parentPath, e.name))).sort()) add(rel);
+  }
+  for (const rel of ['scripts/build.js', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json']) add(rel);
+  hash.update(`esbuild:${fs.existsSync(path.join(root, 'node_modules', 'esbuild'))}`);
+  return hash.digest('hex');
+}
+
+/** True when dist/ is whole and its stamp says it was built from `inputs`. */
+function builtFrom(hash) {
+  try {
+    const stamp = JSON.parse(fs.readFileSync(path.join(dist, STAMP), 'utf8'));
+    return stamp.inputs === hash && fs.existsSync(path.join(dist, 'cli', 'bin-entry.js'));
+  } catch {
+    return false; // no build, or one from before the stamp held the hash
+  }
+}
 
 /**
  * The terminal UI (src/tui, SPEC §17) with ink, React and @inkjs/ui in one file, dist/tui/bundle.js,
@@ -50,7 +190,7 @@ async function bundleTui() {
     console.warn('esbuild is not installed: dist/tui is not bundled (the terminal UI loads slower)');
     return;
   }
-  const tui = path.join(root, 'dist', 'tui');
+  const tui = path.join(out, 'tui');
   await esbuild.build({
     entryPoints: [path.join(tui, 'index.js')],
     outfile: path.join(tui, 'bundle.js'),
@@ -109,7 +249,7 @@ async function bundleStrands() {
   }
   const sdkSrc = path.dirname(fileURLToPath(import.meta.resolve('@strands-agents/sdk')));
   const { version } = JSON.parse(fs.readFileSync(path.join(sdkSrc, '..', '..', 'package.json'), 'utf8'));
-  const outdir = path.join(root, 'dist', 'bundles');
+  const outdir = path.join(out, 'bundles');
   const { SDK_NAMES } = await import(new URL('../skills/extensions/agent/strands/sdk-names.ts', import.meta.url).href);
   const CUT = [
     'models/bedrock.js', // the AWS SDK: the Agent's default model, when it is given none
@@ -203,7 +343,7 @@ async function bundleRemark() {
   }
   await esbuild.build({
     stdin: { contents: "export { remark } from 'remark';\nexport { default as remarkDirective } from 'remark-directive';\n", resolveDir: root, sourcefile: 'remark.js', loader: 'js' },
-    outfile: path.join(root, 'dist', 'bundles', 'remark.js'),
+    outfile: path.join(out, 'bundles', 'remark.js'),
     bundle: true,
     format: 'esm',
     platform: 'node',
@@ -228,13 +368,13 @@ async function bundleAjv() {
   const { default: Ajv } = require('ajv');
   const { default: addFormats } = require('ajv-formats');
   const { default: standaloneCode } = require('ajv/dist/standalone');
-  const { AJV_OPTIONS } = await import(new URL('../dist/kernel/schema.js', import.meta.url).href);
+  const { AJV_OPTIONS } = await import(pathToFileURL(path.join(out, 'kernel', 'schema.js')).href);
   const ajv = new Ajv({ ...AJV_OPTIONS, code: { source: true, esm: true } });
   addFormats(ajv);
   const draft07 = standaloneCode(ajv, ajv.getSchema('http://json-schema.org/draft-07/schema'));
   await esbuild.build({
     stdin: { contents: "export { default as Ajv } from 'ajv';\nexport { default as addFormats } from 'ajv-formats';\nexport { default as draft07 } from 'draft-07-check';\n", resolveDir: root, sourcefile: 'ajv.js', loader: 'js' },
-    outfile: path.join(root, 'dist', 'bundles', 'ajv.js'),
+    outfile: path.join(out, 'bundles', 'ajv.js'),
     bundle: true,
     format: 'esm',
     platform: 'node',
@@ -267,7 +407,7 @@ async function bundleGrayMatter() {
   }
   await esbuild.build({
     stdin: { contents: "module.exports = require('gray-matter');\n", resolveDir: root, sourcefile: 'gray-matter.cjs', loader: 'js' },
-    outfile: path.join(root, 'dist', 'bundles', 'gray-matter.cjs'),
+    outfile: path.join(out, 'bundles', 'gray-matter.cjs'),
     bundle: true,
     format: 'cjs',
     platform: 'node',
@@ -301,7 +441,7 @@ async function bundleYaml() {
   }
   await esbuild.build({
     stdin: { contents: "module.exports = require('yaml');\n", resolveDir: root, sourcefile: 'yaml.cjs', loader: 'js' },
-    outfile: path.join(root, 'dist', 'bundles', 'yaml.cjs'),
+    outfile: path.join(out, 'bundles', 'yaml.cjs'),
     bundle: true,
     format: 'cjs',
     platform: 'node',

@@ -38,7 +38,8 @@ type Remark = { remark: typeof import('remark').remark; remarkDirective: typeof 
 
 /** remark and remark-directive: the build's one-file bundle of both (~100 ms faster to load than their ~90 modules, scripts/build.js) when built, else the packages. */
 async function loadRemark(): Promise<Remark> {
-  const bundle = new URL('../dist/bundles/remark.js', import.meta.url);
+  // From skills/ or, built, from dist/skills/ (src/loader/search-paths.ts, the library).
+  const bundle = new URL(import.meta.url.endsWith('.ts') ? '../dist/bundles/remark.js' : '../bundles/remark.js', import.meta.url);
   if (existsSync(bundle)) return (await import(bundle.href)) as Remark;
   const [{ remark }, { default: remarkDirective }] = await Promise.all([import('remark'), import('remark-directive')]);
   return { remark, remarkDirective };

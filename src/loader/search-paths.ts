@@ -6,9 +6,23 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The package's own `skills/` (src/loader and dist/loader are both two levels below the package root). */
+/** The package root (src/loader and dist/loader are both two levels below it). */
 export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const LIBRARY_ROOT = path.join(PACKAGE_ROOT, 'skills');
+
+/**
+ * The library: the package's own `skills/`, TypeScript that Node runs by type stripping — or the
+ * build's JavaScript copy of it, `dist/skills/`, when this runtime is the build (dist/) and the
+ * TypeScript cannot run: Node strips types only outside node_modules, where an installed package
+ * lives, and a packed package ships dist/ without skills/ (docs/ci.md, "Installing agent-apps").
+ * In a checkout, running from dist/ or src/, skills/ is the library, so an edit to it counts at once.
+ */
+export function libraryRoot(root: string = PACKAGE_ROOT, built: boolean = !import.meta.url.endsWith('.ts')): string {
+  const source = path.join(root, 'skills');
+  const compiled = path.join(root, 'dist', 'skills');
+  if (!built || !isDir(compiled)) return source;
+  return root.split(path.sep).includes('node_modules') || !isDir(source) ? compiled : source;
+}
+export const LIBRARY_ROOT = libraryRoot();
 
 /** The workspace's skill folders, in search order: ours, then the cross-client conventions. */
 export const WORKSPACE_SKILL_DIRS = ['skills', path.join('.agents', 'skills'), path.join('.claude', 'skills')] as const;

@@ -25,8 +25,12 @@ interface Manifest {
   sdk: string;
 }
 
-/** The light bundle's URL when the one in `dir` was built from the SDK installed here, else undefined. */
-export function lightBundleUrl(dir = new URL('../../../../dist/bundles/', import.meta.url)): string | undefined {
+/**
+ * The light bundle's URL when the one in `dir` was built from the SDK installed here, else
+ * undefined. By default dist/bundles/ from skills/extensions/agent/strands/, or from the build's
+ * copy of this file in dist/skills/ (src/loader/search-paths.ts, the library).
+ */
+export function lightBundleUrl(dir = new URL(import.meta.url.endsWith('.ts') ? '../../../../dist/bundles/' : '../../../../bundles/', import.meta.url)): string | undefined {
   if (process.env.AGENT_APPS_STRANDS_BUNDLE === '0') return undefined;
   try {
     const manifest = JSON.parse(readFileSync(new URL('strands-sdk.json', dir), 'utf8')) as Manifest;

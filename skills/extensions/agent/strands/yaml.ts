@@ -8,8 +8,8 @@ let loaded: typeof import('yaml') | undefined;
 
 export function yaml(): typeof import('yaml') {
   if (!loaded) {
-    // skills/extensions/agent/strands/ → the package root's dist/.
-    const bundle = fileURLToPath(new URL('../../../../dist/bundles/yaml.cjs', import.meta.url));
+    // skills/extensions/agent/strands/ → the package root's dist/; built, dist/skills/… → dist/.
+    const bundle = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../../../../dist/bundles/yaml.cjs' : '../../../../bundles/yaml.cjs', import.meta.url));
     loaded = createRequire(import.meta.url)(existsSync(bundle) ? bundle : 'yaml') as typeof import('yaml');
   }
   return loaded;
