@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ctxTarget, type Context, type JsonObject, checkConfig, copyData, servedTool } from 'agent-apps';
+import fs from 'node:fs';
+import { ConfigurationError, ctxTarget, type Context, type JsonObject, checkConfig, copyData, kernelOf, servedTool } from 'agent-apps';
 
 export const frontmatter = {
   name: 'model',
@@ -48,6 +49,7 @@ export default async function model(ctx: Context, value: unknown) {
     for (const key of ['cassette', 'record']) {
       if (typeof config[key] === 'string') config[key] = path.resolve(dir, config[key] as string);
     }
+    await staysInFolder(ctx, target, config);
     // A cassette and no provider: replay it, whichever agent provider runs the skill (docs/agents.md,
     // "Cassettes"). A provider set anywhere in the cascade (a main.md's, --set) still wins.
     if (config.provider === undefined && typeof config.cassette === 'string' && config.cassette) config.provider = 'replay';
@@ -64,5 +66,44 @@ async function prestartSandbox(value: unknown, before: JsonObject | undefined): 
     prestartSandbox(record(record(value)?.sandbox ?? before?.sandbox));
   } catch {
     // the agent reports any problem with its sandbox when it creates it
+  }
+}
+
+/**
+ * A SKILL.md folder is content someone else may have written (docs/security.md, "What a cloned
+ * workspace can do"): the paths its own settings name — `model.cassette`, `model.record` — stay
+ * inside its folder, so that running it cannot read or overwrite a file of its choosing elsewhere.
+ * The person's own configuration (`--set`, a main.md, ~/.agent-apps) names paths anywhere.
+ */
+async function staysInFolder(ctx: Context, target: Context, config: JsonObject): Promise<void> {
+  const tool = servedTool(target).decl;
+  if (tool.kind !== 'skill-folder' || !tool.file) return;
+  const dir = path.dirname(tool.file);
+  const plan = await kernelOf(ctx).planner.plan(tool, target.locals.config.paths);
+  const own = plan.cascade.sources.model?.find((s) => s.file === tool.file)?.value as JsonObject | undefined;
+  if (!own || typeof own !== 'object') return;
+  for (const key of ['cassette', 'record']) {
+    if (typeof own[key] !== 'string' || config[key] !== path.resolve(dir, own[key] as string)) continue;
+    const resolved = real(config[key] as string);
+    const folder = real(dir);
+    if (resolved !== folder && !resolved.startsWith(folder + path.sep)) {
+      throw new ConfigurationError(`model.${key} ${JSON.stringify(own[key])} leaves the skill's folder: a SKILL.md's own settings name files inside ${folder} only (set it with --set or in a main.md to use another place)`, { place: { file: tool.file, key: `model.${key}` } });
+    }
+  }
+}
+
+/** The real path of `file`, or of the nearest folder above it that exists (a record file need not exist yet). */
+function real(file: string): string {
+  let p = path.resolve(file);
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      return path.join(fs.realpathSync(p), ...rest.reverse());
+    } catch {
+      const parent = path.dirname(p);
+      if (parent === p) return path.resolve(file);
+      rest.push(path.basename(p));
+      p = parent;
+    }
   }
 }
