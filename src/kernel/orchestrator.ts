@@ -216,7 +216,12 @@ export class Kernel {
    */
   invokeHook(served: ContextImpl, hook: HookRef, info: { trigger: '$next' | '$invoke'; entry?: string; args: unknown }): Promise<unknown> {
     const seed: ContextSeed = { locals: { hook: { trigger: info.trigger, entry: info.entry, config: hook.args, tool: served.run.tool.name } } };
-    return this.resolve(hook.name, served.locals.config.paths, served.locals.config.cwd).then((tool) => this.start(served, tool, info.args, seed, served, true));
+    return this.resolve(hook.name, served.locals.config.paths, served.locals.config.cwd).then(async (tool) => {
+      // A hook that runs commands (`shell`), bound by a workspace's own file, runs only in a trusted
+      // workspace (docs/security.md, "What a cloned workspace can do"): it would run on every call.
+      if (tool.decl.tags.includes('process')) await this.globals.internals.workspaceTrust?.require({ kind: 'hook', name: hook.name, command: `${hook.name} as a ${info.trigger} hook`, ...(hook.file ? { file: hook.file } : {}) });
+      return this.start(served, tool, info.args, seed, served, true);
+    });
   }
 }
 

@@ -33,6 +33,8 @@ export interface HookRef {
   name: string;
   /** The hook's own value in the cascade (`debug: { break: [...] }`). */
   args: unknown;
+  /** The file whose `$hook` bound it, when one did (a workspace's hook that runs commands needs its trust). */
+  file?: string;
 }
 
 export interface HookPlan {
@@ -119,8 +121,10 @@ export class Planner {
       if (mine !== undefined && component.get(key) === mine) continue;
       hooks ??= { next: [], invoke: [] };
       const args = deepFreeze(cascade.metadata[key]);
-      if (triggers.includes('$next')) hooks.next.push({ name: key, args });
-      if (triggers.includes('$invoke')) hooks.invoke.push({ name: key, args });
+      const file = cascade.hookFiles[key] ?? placeOf(cascade, key)?.file;
+      const ref: HookRef = file ? { name: key, args, file } : { name: key, args };
+      if (triggers.includes('$next')) hooks.next.push(ref);
+      if (triggers.includes('$invoke')) hooks.invoke.push(ref);
     }
     // A cycle names the files that declared its edges; failing that, the tool's own file.
     const sorted = sortEntries(entries, { defaultSlot: true, chain: tool.name, place: tool.file ? { file: tool.file } : { source: tool.uri ?? `${tool.kind}:${tool.name}` } });

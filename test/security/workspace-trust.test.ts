@@ -146,6 +146,20 @@ describe('workspace trust: a cloned workspace starts nothing by itself', () => {
     assert.equal(cli(['run', 'grabby'], w.ws, w.env).stdout, 'Done.\n', 'inside the folder it runs');
   });
 
+  test("a workspace main that binds shell as a hook runs it only once the workspace is trusted", () => {
+    const w = cloned();
+    fs.rmSync(path.join(w.ws, '.mcp.json'));
+    fs.writeFileSync(path.join(w.ws, 'skills', 'main.md'), '---\nname: main\ndescription: The project.\nmetadata:\n  $hook: { shell: $invoke }\n---\nThe project.\n');
+    fs.writeFileSync(path.join(w.ws, 'skills', 'build.skill.ts'), "export const frontmatter = { name: 'build', description: 'Builds.', metadata: { params: { type: 'object', properties: { command: { type: 'string' } } } } };\nexport default async () => 'built';\n");
+    const refused = cli(['run', 'build', '--command', `touch ${w.marker}`], w.ws, w.env);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /E_UNTRUSTED_WORKSPACE\]: a shell hook of 'shell'/);
+    assert.equal(fs.existsSync(w.marker), false);
+    const trusted = cli(['--trust-workspace', 'run', 'build', '--command', `touch ${w.marker}`], w.ws, w.env);
+    assert.equal(trusted.code, 0, trusted.stderr);
+    assert.equal(fs.existsSync(w.marker), true, 'trusted, the hook runs');
+  });
+
   test('the person’s own configuration needs no trust: a server given with --set', () => {
     const w = cloned();
     fs.rmSync(path.join(w.ws, '.mcp.json'));
