@@ -190,9 +190,10 @@ export class WorkspaceTrust {
     const question: PlainQuestion = {
       kind: 'question',
       text: `Trust the workspace ${this.workspace}? Its configuration would start:\n${configs.map((c) => `  • ${describeConfig(c, this.workspace)}`).join('\n')}\nTrust covers exactly these; a change asks again.`,
+      // Enter picks the first choice: it must not be the one that starts a stranger's command.
       choices: [
-        { value: 'trust', key: 'y', label: 'trust this workspace' },
         { value: 'no', key: 'n', label: 'do not trust it' },
+        { value: 'trust', key: 'y', label: 'trust this workspace' },
       ],
     };
     const asked = this.#asking ?? this.#o.ask?.(question);

@@ -200,6 +200,16 @@ describe('workspace trust: a cloned workspace starts nothing by itself', () => {
     assert.equal(exitCode, 2, term.text());
     assert.match(term.text(), /declined to trust it/);
     assert.equal(fs.existsSync(w.marker), false);
-    void KEYS;
+  });
+
+  test('in a terminal, Enter alone answers no: a stray keypress never trusts a stranger’s command', async (t) => {
+    const w = cloned();
+    const term = spawnPty(t, ['run', 'everything-echo', '--message', 'hi'], { cwd: w.ws, env: w.env });
+    await term.waitFor(/Trust the workspace/);
+    term.write(KEYS.enter);
+    const { exitCode } = await term.exited;
+    assert.equal(exitCode, 2, term.text());
+    assert.equal(fs.existsSync(w.marker), false);
+    assert.equal(fs.existsSync(path.join(w.home, 'trust.json')), false);
   });
 });
