@@ -62,14 +62,26 @@ export function olderNode(): string | undefined {
   return undefined;
 }
 
+/** How this machine reaches the registry (a proxy, its CA): a fresh shell of this machine has them too. */
+const NETWORK = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy'];
+
 /**
  * The environment of a fresh shell (`env -i HOME=… PATH=/usr/local/bin:/usr/bin:/bin`), with
- * `node` on PATH the system's; `withNode24` puts this Node's folder first instead.
+ * `node` on PATH the system's; `withNode24` puts this Node's folder first instead. npm keeps the
+ * machine's cache (installs take their packages from it: npm ci filled it), the user's npmrc and
+ * the network settings; no other npm_config_* of the npm that runs the tests leaks in.
  */
 export function freshEnv(home: string, opts: { withNode24?: boolean } = {}): NodeJS.ProcessEnv {
   const PATH = (opts.withNode24 ? [path.dirname(process.execPath)] : []).concat(['/usr/local/bin', '/usr/bin', '/bin']).join(':');
-  // The npm cache stays the machine's: installs take their packages from it (npm ci filled it).
-  return { HOME: home, PATH, npm_config_cache: process.env.npm_config_cache ?? path.join(os.homedir(), '.npm'), AGENT_APPS_HOME: path.join(home, '.agent-apps') };
+  const env: NodeJS.ProcessEnv = {
+    HOME: home,
+    PATH,
+    npm_config_cache: process.env.npm_config_cache ?? path.join(os.homedir(), '.npm'),
+    npm_config_userconfig: path.join(os.homedir(), '.npmrc'),
+    AGENT_APPS_HOME: path.join(home, '.agent-apps'),
+  };
+  for (const key of NETWORK) if (process.env[key]) env[key] = process.env[key];
+  return env;
 }
 
 export interface Run {
