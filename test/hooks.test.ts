@@ -77,7 +77,9 @@ test('$self: "$next" — a hook key wraps every chain entry instead of joining t
   assert.equal(await rt.invoke('inner'), 'inner');
   const description = (await rt.describe('inner')) as { chain: { name: string }[]; hooks?: { next: { name: string; args: unknown }[]; invoke: unknown[] } };
   assert.deepEqual(description.chain.map((e) => e.name), DEFAULT_CHAIN, 'tracer is not a chain entry');
-  assert.deepEqual(description.hooks, { next: [{ name: 'tracer', args: { mode: 'deep' } }], invoke: [] });
+  // Each hook names the file that bound it (a workspace's hook that runs commands needs its trust).
+  const bound = (list: unknown[] = []) => (list as { name: string; args: unknown; file?: string }[]).map(({ name, args, file }) => ({ name, args, bound: typeof file === "string" }));
+  assert.deepEqual({ next: bound(description.hooks?.next), invoke: bound(description.hooks?.invoke) }, { next: [{ name: 'tracer', args: { mode: 'deep' }, bound: true }], invoke: [] });
 
   const enters = hookLog(rt, 'tracer-enter').filter((e) => e.served === 'inner');
   // The chain stops at execute (it returns the result), so agent-execute and session never run.
@@ -168,7 +170,9 @@ test('hooks inherit through the cascade: debug: true in a workspace main instrum
     assert.deepEqual(entries, chain, `${tool}'s chain entries are wrapped`);
   }
   assert.deepEqual(await chainOf(rt, 'outer'), ['params', ...DEFAULT_CHAIN], 'outer declares params');
-  assert.deepEqual((await rt.describe('inner') as { hooks?: unknown }).hooks, { next: [{ name: 'debug', args: true }], invoke: [{ name: 'debug', args: true }] });
+  const inner = (await rt.describe('inner') as { hooks?: { next: { name: string; args: unknown }[]; invoke: { name: string; args: unknown }[] } }).hooks;
+  const plain = (list: { name: string; args: unknown }[] = []) => list.map(({ name, args }) => ({ name, args }));
+  assert.deepEqual({ next: plain(inner?.next), invoke: plain(inner?.invoke) }, { next: [{ name: 'debug', args: true }], invoke: [{ name: 'debug', args: true }] });
 });
 
 test('nonlocals.debug = false silences a whole subtree', async (t) => {

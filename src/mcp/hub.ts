@@ -24,7 +24,7 @@ import type { IndexEntry, RootIndex } from '../loader/scan.ts';
 import { bareName, fingerprint, normaliseName, parseMcpKey, parseServer, parseToolUri, readMcpJson, servesThisWorkspace, toolUri, whereConfigured, type BrokenServer, type ParseContext, type ServerConfig } from './config.ts';
 import type { Connection } from './client.ts';
 import type { WorkspaceTrust } from '../policy/workspace-trust.ts';
-import { commandLine } from '../policy/process-config.ts';
+import { commandLine } from '../core/command-line.ts';
 
 /** What the hub needs of the registry (an interface: the registry imports this module). */
 export interface HubHost {

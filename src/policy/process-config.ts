@@ -4,14 +4,10 @@
 // something is about to start, never on a plain run.
 import type { Kernel } from '../kernel/orchestrator.ts';
 import type { ProcessConfig } from './workspace-trust.ts';
+import { commandLine } from '../core/command-line.ts';
 
 /** `!`command`` in a SKILL.md body. */
 const SPAN = /!`([^`\n]+)`/g;
-
-/** A command line as a person reads it: words with spaces or quotes quoted. */
-export function commandLine(command: string, args: readonly string[] = []): string {
-  return [command, ...args].map((w) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : JSON.stringify(w))).join(' ');
-}
 
 export async function gatherProcessConfig(kernel: Kernel, paths: readonly string[], needsTrust: (file: string | undefined) => boolean): Promise<ProcessConfig[]> {
   const out: ProcessConfig[] = [];
