@@ -65,6 +65,19 @@ describe('workspace trust: a cloned workspace starts nothing by itself', () => {
     assert.equal(fs.existsSync(w.marker), false);
   });
 
+  test('a real bash completion (the script agent-apps completion bash prints, TAB after `run ev`) starts nothing', () => {
+    const w = cloned();
+    // `agent-apps` on PATH for the script, as a person's shell has it.
+    const bin = path.join(w.home, 'bin');
+    fs.mkdirSync(bin, { recursive: true });
+    fs.writeFileSync(path.join(bin, 'agent-apps'), `#!/bin/sh\nexec ${JSON.stringify(NODE)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 });
+    const env = { ...cliEnv(w.env), PATH: `${bin}:${process.env.PATH}` };
+    const script = `eval "$(agent-apps completion bash)"; COMP_WORDS=(agent-apps run ev); COMP_CWORD=2; _agent_apps_complete; printf '%s\\n' "\${COMPREPLY[@]}"`;
+    const r = spawnSync('bash', ['-c', script], { cwd: w.ws, env, encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(fs.existsSync(w.marker), false, 'TAB started no server');
+  });
+
   test('--trust-workspace, AGENT_APPS_TRUST_WORKSPACE=1 and CI=true each let a run start it, recording nothing', () => {
     const w = cloned();
     for (const [args, env] of [
