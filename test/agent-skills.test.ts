@@ -361,6 +361,12 @@ test('bad input: binary garbage, 10 MB frontmatter, an alias bomb, a symlink loo
   const listing = listFolder(path.join(skills, 'has-loop'));
   assert.deepEqual(listing.files, ['SKILL.md', 'refs/']);
   assert.match(listing.skipped[0]!.why, /loop/);
+  // A downloaded folder's `data -> /usr`: none of /usr's names reach the model's listing.
+  fs.symlinkSync('/usr', path.join(skills, 'has-loop', 'data'));
+  const linked = listFolder(path.join(skills, 'has-loop'));
+  assert.deepEqual(linked.files, ['SKILL.md', 'refs/']);
+  assert.deepEqual(linked.skipped.map((x) => x.path), ['data/', 'refs/up/']);
+  assert.match(linked.skipped[0]!.why, /out of the skill's folder \(to \/usr\)/);
 });
 
 // ——— the public anthropics/skills collection (vendored folders) ———

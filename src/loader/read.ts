@@ -115,17 +115,20 @@ const LIST_SKIP = new Set(['.git', 'node_modules', '.DS_Store']);
 
 /**
  * The files of a skill folder, for progressive disclosure (SPEC §3.1): names only, never
- * contents. Bounded: at most `max` entries and `depth` levels; a symbolic link to a folder is
- * followed once (its real path is remembered), so a link loop ends the walk there instead of
- * running forever; a dangling link or one that loops on itself is reported, not thrown.
+ * contents. Bounded: at most `max` entries and `depth` levels; a symbolic link is followed only
+ * inside the folder, and to a folder once (its real path is remembered), so a link loop ends the
+ * walk there instead of running forever; a dangling link, one that loops on itself or one that
+ * leaves the folder is reported, not thrown.
  */
 export function listFolder(dir: string, opts: { max?: number; depth?: number } = {}): FolderListing {
   const max = opts.max ?? 200;
   const maxDepth = opts.depth ?? 6;
   const out: FolderListing = { files: [], truncated: false, skipped: [] };
   const seen = new Set<string>();
+  let root: string;
   try {
-    seen.add(fs.realpathSync(dir));
+    root = fs.realpathSync(dir);
+    seen.add(root);
   } catch {
     return out;
   }
@@ -154,6 +157,12 @@ export function listFolder(dir: string, opts: { max?: number; depth?: number } =
         } catch (err) {
           const code = (err as { code?: string }).code;
           out.skipped.push({ path: childRel, why: code === 'ELOOP' ? 'a symbolic link loop' : 'a dangling symbolic link' });
+          continue;
+        }
+        // A downloaded folder's link out of it (`data -> /usr`) is not the folder's: its names are
+        // not listed to the model, as the scan does not follow it (docs/security.md).
+        if (real !== root && !real.startsWith(root + path.sep)) {
+          out.skipped.push({ path: isDir ? childRel + '/' : childRel, why: `a symbolic link out of the skill's folder (to ${real})` });
           continue;
         }
         if (isDir && seen.has(real)) {
