@@ -11,7 +11,7 @@ export default async function validateArgs(ctx: Context, enabled: unknown) {
   const schema = target.run.tool.params;
   // A tool that takes no args, called with none, needs no validator (nor ajv's load: the repl starts faster).
   if (enabled !== false && schema !== undefined && !(takesNoArgs(schema) && isEmpty(target.args))) {
-    const errors = await checkSchema(schema, target.args);
+    const errors = await checkSchema(schema, target.args, untrusted(target));
     if (errors.length) throw new ValidationError(`invalid args for '${target.run.tool.name}'`, errors, 'args');
   }
   return target.manager.next();
@@ -26,4 +26,14 @@ function takesNoArgs(schema: unknown): boolean {
 
 function isEmpty(args: unknown): boolean {
   return args === undefined || (typeof args === 'object' && args !== null && Object.keys(args).length === 0);
+}
+
+/**
+ * A SKILL.md folder may come from anywhere (a downloaded collection): its params schema's patterns
+ * run in linear time (docs/security.md, "What a cloned workspace can do"). MCP tools' schemas are
+ * marked where the MCP client reads them.
+ */
+function untrusted(target: Context): { untrusted?: { code: 'E_CONFIG'; label: string } } {
+  const uri = target.run.origin.uri;
+  return uri?.startsWith('file://') && uri.endsWith('/SKILL.md') ? { untrusted: { code: 'E_CONFIG', label: `${decodeURIComponent(new URL(uri).pathname)} (params)` } } : {};
 }

@@ -11,8 +11,18 @@ export default async function validateReturns(ctx: Context, enabled: unknown) {
   const result = await target.manager.next();
   const schema = target.run.tool.returns;
   if (enabled !== false && schema !== undefined && !target.run.signal.aborted) {
-    const errors = await checkSchema(schema, result === undefined ? null : result);
+    const errors = await checkSchema(schema, result === undefined ? null : result, untrusted(target));
     if (errors.length) throw new ValidationError(`result of '${target.run.tool.name}' does not match its returns schema`, errors, 'returns');
   }
   return undefined;
+}
+
+/**
+ * A SKILL.md folder may come from anywhere (a downloaded collection): its returns schema's patterns
+ * run in linear time (docs/security.md, "What a cloned workspace can do"). MCP tools' schemas are
+ * marked where the MCP client reads them.
+ */
+function untrusted(target: Context): { untrusted?: { code: 'E_CONFIG'; label: string } } {
+  const uri = target.run.origin.uri;
+  return uri?.startsWith('file://') && uri.endsWith('/SKILL.md') ? { untrusted: { code: 'E_CONFIG', label: `${decodeURIComponent(new URL(uri).pathname)} (returns)` } } : {};
 }

@@ -141,7 +141,9 @@ export async function validator(schema: object | boolean): Promise<Validate> {
 }
 
 /** Validates and returns ajv's error list (empty when valid). */
-export async function check(schema: object | boolean, data: unknown): Promise<SchemaError[]> {
+export async function check(schema: object | boolean, data: unknown, opts: { untrusted?: { code: 'E_MCP' | 'E_CONFIG'; label: string } } = {}): Promise<SchemaError[]> {
+  // A schema from a folder someone else wrote: marked before its first compile (see markUntrusted).
+  if (opts.untrusted) markUntrusted(schema, opts.untrusted.code, opts.untrusted.label);
   const v = await validator(schema);
   return v(data) ? [] : [...(v.errors ?? [])];
 }

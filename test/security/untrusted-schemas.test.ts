@@ -42,3 +42,20 @@ test('a pattern RE2 cannot run is refused with E_MCP naming the server, the tool
   assert.equal(r.status, 1, r.stderr);
   assert.match(r.stderr, /E_MCP.*MCP server 'redos', tool 'lookahead', inputSchema: properties\.q\.pattern is refused: .*linear time \(RE2\)/);
 });
+
+test("a downloaded SKILL.md's params run their patterns in linear time too; a lookahead is refused naming the file", () => {
+  const ws = tempDir('agent-apps-redos-skill-');
+  const dir = path.join(ws, 'skills', 'picky');
+  fs.mkdirSync(dir, { recursive: true });
+  const skill = (pattern: string) =>
+    fs.writeFileSync(path.join(dir, 'SKILL.md'), `---\nname: picky\ndescription: Takes a picky arg.\nagent-apps:\n  params: { type: object, properties: { q: { type: string, pattern: ${JSON.stringify(pattern)} } } }\n---\nBody.\n`);
+  skill('^(a|aa)+$');
+  const slow = run(['run', 'picky', '--q', 'a'.repeat(60) + '!'], ws);
+  assert.notEqual(slow.status, null, 'it did not hang');
+  assert.equal(slow.status, 2, slow.stderr);
+  assert.match(slow.stderr, /E_VALIDATION.*must match pattern/);
+  skill('^(?=x).*$');
+  const refused = run(['run', 'picky', '--q', 'x'], ws);
+  assert.equal(refused.status, 2, refused.stderr);
+  assert.match(refused.stderr, /E_CONFIG.*picky\/SKILL\.md \(params\): properties\.q\.pattern is refused/);
+});
