@@ -24,8 +24,8 @@ if (major < 24) {
 }
 module.enableCompileCache?.();
 
-const dist = path.join(root, 'dist', 'cli', 'bin-entry.js');
-const src = path.join(root, 'src', 'cli', 'bin-entry.ts');
+const dist = path.join(root, 'dist', 'surfaces', 'cli', 'bin-entry.js');
+const src = path.join(root, 'src', 'surfaces', 'cli', 'bin-entry.ts');
 
 function newest(dir) {
   let max = 0;

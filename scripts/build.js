@@ -2,7 +2,7 @@
 // dist/skills/ — JavaScript, because Node strips types only outside node_modules and an installed
 // agent-apps lives under it (docs/ci.md, "Installing agent-apps"). Then the bundles, the library's
 // parsed Markdown, and dist/.build-stamp, which tells bin/agent-apps.js that the build is current.
-// Bundles load faster than the modules they replace: the terminal UI (dist/tui/bundle.js), and in
+// Bundles load faster than the modules they replace: the terminal UI (dist/surfaces/tui/bundle.js), and in
 // dist/bundles/ the Strands agent loop without the clients a run may not need, remark, ajv,
 // gray-matter and yaml.
 //
@@ -169,15 +169,15 @@ function inputsHash() {
 function builtFrom(hash) {
   try {
     const stamp = JSON.parse(fs.readFileSync(path.join(dist, STAMP), 'utf8'));
-    return stamp.inputs === hash && fs.existsSync(path.join(dist, 'cli', 'bin-entry.js'));
+    return stamp.inputs === hash && fs.existsSync(path.join(dist, 'surfaces', 'cli', 'bin-entry.js'));
   } catch {
     return false; // no build, or one from before the stamp held the hash
   }
 }
 
 /**
- * The terminal UI (src/tui, SPEC §17) with ink, React and @inkjs/ui in one file, dist/tui/bundle.js,
- * which src/tui/load.ts loads when the UI is shown: one file loads in about a third of the time of
+ * The terminal UI (src/surfaces/tui) with ink, React and @inkjs/ui in one file, dist/surfaces/tui/bundle.js,
+ * which src/surfaces/tui/load.ts loads when the UI is shown: one file loads in about a third of the time of
  * the ~600 modules it replaces (es-toolkit alone is 415, for ink's `throttle`), which is what keeps
  * the repl ready to type in under 300 ms. Our own modules outside tui/ stay imports, so the UI
  * shares the CLI's kernel and error classes. Without esbuild the UI loads unbundled, only slower.
@@ -187,10 +187,10 @@ async function bundleTui() {
   try {
     esbuild = await import('esbuild');
   } catch {
-    console.warn('esbuild is not installed: dist/tui is not bundled (the terminal UI loads slower)');
+    console.warn('esbuild is not installed: dist/surfaces/tui is not bundled (the terminal UI loads slower)');
     return;
   }
-  const tui = path.join(out, 'tui');
+  const tui = path.join(out, 'surfaces', 'tui');
   await esbuild.build({
     entryPoints: [path.join(tui, 'index.js')],
     outfile: path.join(tui, 'bundle.js'),

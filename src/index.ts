@@ -9,7 +9,6 @@ import { check } from './kernel/schema.ts';
 import { copyData } from './core/path.ts';
 import { checkConfig, configError } from './kernel/plan.ts';
 import { eventBus, eventBusReady } from './events/runtime.ts';
-import { terminalFor } from './tui/load.ts';
 
 setEntryUrl(import.meta.url);
 
@@ -26,7 +25,7 @@ export type { AgentPolicy, ExecutionHandle, HostBudget } from './agent/bridge.ts
 export { DEFAULT_AGENT_PROVIDER } from './agent/provider.ts';
 // Asking a person (SPEC §17): the asker contract the terminal UI implements, and a plain one.
 export { APPROVAL_CHOICES, type Answer, type ApprovalQuestion, type Asker, type AskOptions, type Choice, type PlainQuestion, type Question } from './core/ask.ts';
-export { LineAsker, lineAsker, printable, renderApproval, type LineAskerOptions } from './kernel/line-asker.ts';
+export { LineAsker, lineAsker, printable, renderApproval, type LineAskerOptions } from './core/line-asker.ts';
 export type { Decision, Denial, Trust, TrustLevel } from './policy/approval.ts';
 export type {
   AgentArgs,
@@ -116,8 +115,13 @@ export function middlewareKey(ctx: Context, key: string): unknown {
   return ctx.run instanceof ContextRun ? ContextRun.middlewareKey(ctx.run, key) : ctx.run.middleware[key];
 }
 
-/** The terminal UI for a skill that draws (repl, tutor): loads ink only now; `owned` screens the skill closes. */
-export function terminalOf(ctx: Context) {
+/**
+ * The terminal UI for a skill that draws (repl, tutor): loads ink only now; `owned` screens the
+ * skill closes. The one import of a surface from the public API (docs/architecture.md, "The
+ * rules"): loaded when a skill asks for a terminal, never when the API loads.
+ */
+export async function terminalOf(ctx: Context): Promise<Awaited<ReturnType<typeof import('./surfaces/tui/load.ts').terminalFor>>> {
+  const { terminalFor } = await import('./surfaces/tui/load.ts');
   return terminalFor(ctx.globals.internals);
 }
 

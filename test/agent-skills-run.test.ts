@@ -48,7 +48,8 @@ test('the model is told the skill folder and its files by name, not their conten
   const prompt = given!.prompt;
   assert.match(prompt, new RegExp(`## This skill's folder\\n\\nThese instructions come from the Agent Skills folder \`${path.join(root, 'reader').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\``));
   assert.match(prompt, /^- references\/guide\.md$/m);
-  assert.match(prompt, /^- references\/leak$/m);
+  // A link out of the folder is not the folder's: its name is not listed (and reading it is E_FILE).
+  assert.doesNotMatch(prompt, /references\/leak/);
   assert.match(prompt, /^- scripts\/run\.sh$/m);
   assert.doesNotMatch(prompt, /GUIDE CONTENTS|echo run/);
 });

@@ -49,7 +49,7 @@ describe('npm run build while agent-apps runs from the package', { skip: SKIP_PA
       assert.match(JSON.stringify(entry.content), /dist\/index\.js/, 'the server runs from dist/');
 
       // Calls one after another until the build has ended and a second more: each greets, and
-      // each loads dist/cli/version.js afresh. Commands are started alongside, one at a time.
+      // each loads dist/core/version.js afresh. Commands are started alongside, one at a time.
       const failures: string[] = [];
       let calls = 0;
       let commands = 0;
@@ -59,7 +59,7 @@ describe('npm run build while agent-apps runs from the package', { skip: SKIP_PA
         while (!buildDone || performance.now() - doneAt < 1500) {
           const [greet, probe] = await Promise.all([
             client.callTool({ name: 'greet', arguments: { name: 'Ada' } }).catch((err: Error) => ({ isError: true, content: String(err) })),
-            client.callTool({ name: 'probe', arguments: { load: './cli/version.js' } }).catch((err: Error) => ({ isError: true, content: String(err) })),
+            client.callTool({ name: 'probe', arguments: { load: './core/version.js' } }).catch((err: Error) => ({ isError: true, content: String(err) })),
           ]);
           calls += 2;
           if (greet.isError || !JSON.stringify(greet.content).includes('Hello, Ada.')) failures.push(`greet: ${JSON.stringify(greet.content)}`);

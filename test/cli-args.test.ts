@@ -4,11 +4,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
-import { mentionsRunOption, parseSkillArgs, readArgsJson, splitRunTokens } from '../src/cli/skill-args.ts';
-import { mergeOverrides, parseOverrides } from '../src/cli/overrides.ts';
-import { mergeGlobals } from '../src/cli/runtime-options.ts';
-import { EXIT, exitCodeFor, formatError, formatResult, type Painter } from '../src/cli/output.ts';
-import { skillHelp } from '../src/cli/skill-help.ts';
+import { mentionsRunOption, parseSkillArgs, readArgsJson, splitRunTokens } from '../src/surfaces/shared/skill-args.ts';
+import { mergeOverrides, parseOverrides } from '../src/surfaces/shared/overrides.ts';
+import { mergeGlobals } from '../src/surfaces/shared/runtime-options.ts';
+import { EXIT, exitCodeFor, formatError, formatResult, type Painter } from '../src/surfaces/shared/output.ts';
+import { skillHelp } from '../src/surfaces/shared/skill-help.ts';
 import { AbortError, AgentAppsError, ConfigurationError, ToolNotFoundError, ValidationError } from '../src/core/errors.ts';
 
 const params = {
@@ -301,7 +301,7 @@ describe('skillHelp: `run SKILL --help`', () => {
 });
 
 test('results that JSON cannot hold (BigInt, Map, Set, a cycle) still print', async () => {
-  const { formatResult } = await import('../src/cli/output.ts');
+  const { formatResult } = await import('../src/surfaces/shared/output.ts');
   const value: Record<string, unknown> = { big: 10n, map: new Map([['k', 1]]), set: new Set(['a']) };
   value.self = value;
   assert.equal(formatResult(value, true), '{"big":"10","map":{"k":1},"set":["a"],"self":"[Circular]"}');

@@ -400,7 +400,7 @@ describe('agent-apps debug and --profile', { concurrency: true }, () => {
       };
       child.stdout.setEncoding('utf8').on('data', (d: string) => {
         text += d;
-        // The terminal UI's pause view (src/tui/debug-view.ts): one key each, no Enter.
+        // The terminal UI's pause view (src/surfaces/tui/debug-view.ts): one key each, no Enter.
         answer('paused at greet › directives', 's');
         answer('paused at greet › execute', 'i');
         answer('"rootContextId"', 'c');

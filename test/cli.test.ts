@@ -563,8 +563,8 @@ describe('the launcher, bin/agent-apps.js', { concurrency: true }, () => {
     fs.copyFileSync(path.join(REPO, 'package.json'), path.join(root, 'package.json'));
     for (const d of ['src', 'skills', 'node_modules']) fs.symlinkSync(path.join(REPO, d), path.join(root, d));
     if (dist) {
-      fs.mkdirSync(path.join(root, 'dist', 'cli'), { recursive: true });
-      fs.writeFileSync(path.join(root, 'dist', 'cli', 'bin-entry.js'), "export async function run() { process.stdout.write('the built CLI\\n'); }\n");
+      fs.mkdirSync(path.join(root, 'dist', 'surfaces', 'cli'), { recursive: true });
+      fs.writeFileSync(path.join(root, 'dist', 'surfaces', 'cli', 'bin-entry.js'), "export async function run() { process.stdout.write('the built CLI\\n'); }\n");
       const stamp = path.join(root, 'dist', '.build-stamp');
       fs.writeFileSync(stamp, dist.stampTime.toISOString());
       fs.utimesSync(stamp, dist.stampTime, dist.stampTime);

@@ -43,7 +43,7 @@ describe('the packed package, installed into a temporary prefix', { skip: SKIP_P
     for (const absent of ['src', 'skills', 'scripts', 'test']) assert.ok(!fs.existsSync(path.join(pkgDir, absent)), `${absent}/ was packed`);
     const ts = fs.readdirSync(path.join(pkgDir, 'dist'), { recursive: true }).map(String).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'));
     assert.deepEqual(ts, []);
-    for (const file of ['dist/cli/bin-entry.js', 'dist/skills/main.md', 'dist/skills/agent.skill.js', 'dist/skills/extensions/agent/strands/agent-strands.skill.js', 'templates/workspace/skills/hello.md']) {
+    for (const file of ['dist/surfaces/cli/bin-entry.js', 'dist/skills/main.md', 'dist/skills/agent.skill.js', 'dist/skills/extensions/agent/strands/agent-strands.skill.js', 'templates/workspace/skills/hello.md']) {
       assert.ok(fs.existsSync(path.join(pkgDir, file)), `${file} missing`);
     }
   });

@@ -9,8 +9,8 @@ import { Writable } from 'node:stream';
 import type { LogEvent, LogLevel, Reporter } from '../src/index.ts';
 import { Logger } from '../src/kernel/log.ts';
 import { redact } from '../src/core/redact.ts';
-import { consoleReporter, jsonlReporter, KEEP_RUNS, RUNS_DIR } from '../src/cli/reporters.ts';
-import type { Painter } from '../src/cli/output.ts';
+import { consoleReporter, jsonlReporter, KEEP_RUNS, RUNS_DIR } from '../src/surfaces/shared/reporters.ts';
+import type { Painter } from '../src/surfaces/shared/output.ts';
 import { bareRuntime, logs, skill, tempDir } from './helpers.ts';
 
 const LEVELS: LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error'];

@@ -13,7 +13,7 @@ import { BIN, spawnPty, WORDCOUNT_SKILL } from './pty-helpers.ts';
 import { agentRuntime, writeAgentSkills } from './agent-helpers.ts';
 import { tempDir } from './helpers.ts';
 
-/** The UI's modules: ink, React, @inkjs/ui, and our src/tui apart from its loader. */
+/** The UI's modules: ink, React, @inkjs/ui, and our src/surfaces/tui apart from its loader. */
 const UI = /\/node_modules\/(ink|react|react-reconciler|@inkjs\/ui|yoga-layout)\/|\/tui\/(?!load\.)[^/]+\.(js|ts)$/;
 
 function workspace(t: Parameters<typeof tempDir>[0]): string {

@@ -17,7 +17,7 @@
 import type * as Acp from '@agentclientprotocol/sdk';
 import { AbortError, AgentAppsError, ConfigurationError } from '../core/errors.ts';
 import type { HookDirective, HookEvent } from '../agent/provider.ts';
-import { VERSION } from '../cli/version.ts';
+import { VERSION } from '../core/version.ts';
 import { startAgentProcess, type AgentProcess } from './process.ts';
 import { startInvokeServer, type InvokeOutcome, type InvokeServer } from './invoke-server.ts';
 import { isOurTool, isReportedByUs, toolLabel } from './tools.ts';

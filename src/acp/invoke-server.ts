@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { Server, type CallToolResult } from '@modelcontextprotocol/server';
 import { serveHttp } from '../mcp/http.ts';
-import { VERSION } from '../cli/version.ts';
+import { VERSION } from '../core/version.ts';
 
 /** The name the server is registered under: permission requests for its tools are recognised by it (tools.ts). */
 export const SERVER_NAME = 'agent-apps';

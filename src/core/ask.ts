@@ -34,7 +34,7 @@ export interface PlainQuestion {
 
 /**
  * An approval gate: may this call from agent code run? `tool`, `args`, `code` and `agent` come from
- * a model: render them with control characters escaped (`printable` in src/kernel/line-asker.ts).
+ * a model: render them with control characters escaped (`printable` in src/core/line-asker.ts).
  */
 export interface ApprovalQuestion {
   kind: 'approval';

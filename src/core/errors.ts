@@ -130,3 +130,8 @@ export function toError(value: unknown, code = 'E_SKILL'): Error & { code?: stri
   }
   return new AgentAppsError(code, typeof value === 'string' ? value : describeReason(value));
 }
+
+/** No person to ask: not a terminal, and no asker given to createRuntime. */
+export function notInteractive(what: string): AgentAppsError {
+  return new AgentAppsError('E_NOT_INTERACTIVE', `${what}, but there is no person to ask (not a terminal)`);
+}

@@ -65,10 +65,7 @@ export function askDesk(globals: Globals): AskDesk | undefined {
   return desk instanceof AskDesk ? desk : undefined;
 }
 
-/** No person to ask: not a terminal, and no asker given to createRuntime. */
-export function notInteractive(what: string): AgentAppsError {
-  return new AgentAppsError('E_NOT_INTERACTIVE', `${what}, but there is no person to ask (not a terminal)`);
-}
+export { notInteractive } from '../core/errors.ts';
 
 /** `choices` as given to `ask()`: strings or Choice objects; duplicates and empty values refused. */
 export function normalizeChoices(choices: unknown): Choice[] {

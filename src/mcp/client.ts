@@ -19,7 +19,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import { AbortError, AgentAppsError } from '../core/errors.ts';
 import type { LogInput } from '../core/types.ts';
-import { VERSION } from '../cli/version.ts';
+import { VERSION } from '../core/version.ts';
 import { describeServer, whereConfigured, type HttpServer, type ServerConfig } from './config.ts';
 import { SpawnedTransport, spawnServer, type ProcessInfo, type SpawnedServer } from './client-stdio.ts';
 

@@ -2,7 +2,7 @@
 // the workers seen in the last 30 s (their heartbeats), and its dead letters.
 import type { Nats } from './nats.ts';
 import { isNotFound } from './nats.ts';
-import type { WorkerBeat } from './worker.ts';
+import type { WorkerBeat } from './work-queue.ts';
 
 export const SEEN_MS = 30_000;
 

@@ -155,3 +155,20 @@ export function rebuildError(e: ResultError): Error {
   }
   return new AgentAppsError(e.code, e.message);
 }
+
+/** What a worker's heartbeat says (and `worker --status` shows). */
+export interface WorkerBeat {
+  id: string;
+  host: string;
+  pid: number;
+  queue: string;
+  concurrency: number;
+  running: number;
+  done: number;
+  failed: number;
+  startedAt: number;
+  ts: number;
+  stopped?: boolean;
+}
+
+export const HEARTBEAT_MS = 5000;

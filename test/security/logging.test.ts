@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import { Writable } from 'node:stream';
 import type { LogEvent } from '../../src/index.ts';
 import { DEFAULT_RING_BYTES, Logger, MAX_LOG_TEXT } from '../../src/kernel/log.ts';
-import { consoleReporter, jsonlReporter } from '../../src/cli/reporters.ts';
-import type { Painter } from '../../src/cli/output.ts';
+import { consoleReporter, jsonlReporter } from '../../src/surfaces/shared/reporters.ts';
+import type { Painter } from '../../src/surfaces/shared/output.ts';
 import { bareRuntime, logs, skill, tempDir } from '../helpers.ts';
 
 const plain: Painter = new Proxy({} as Painter, { get: () => (s: string) => s });

@@ -1,0 +1,376 @@
+// `agent-apps run [skill] [--PARAM VALUE …]` (SPEC §12), in the output format asked for (SPEC §18):
+// text (the result raw or as JSON), json (one JSON line), stream-json (NDJSON events and one result
+// line, stream-json.ts). Every format reports denied tool calls (run-report.ts) and may fail on them.
+import path from 'node:path';
+import type { Command } from 'commander';
+import { createRuntime, type Runtime } from '../../runtime.ts';
+import { AgentAppsError, ToolNotFoundError } from '../../core/errors.ts';
+import type { Kernel } from '../../kernel/orchestrator.ts';
+import type { JsonObject, Reporter, ToolDecl } from '../../core/types.ts';
+import { EXIT, exitCodeFor, formatError, formatResult, painter, type Painter } from '../shared/output.ts';
+import { consoleReporter, jsonlReporter, recordsRuns } from '../shared/reporters.ts';
+import { settle } from '../../events/runtime.ts';
+import { cliTerminal } from '../shared/terminal.ts';
+import { mergeOverrides } from '../shared/overrides.ts';
+import { mentionsRunOption, parseSkillArgs, readArgsJson, splitRunTokens, type RunTokens } from '../shared/skill-args.ts';
+import { skillHelp } from '../shared/skill-help.ts';
+import { splitRemote, type RemoteRun } from './run-remote.ts';
+import { globalsOf, mergeGlobals, outputFormat, runtimeOptions, type GlobalOptions } from '../shared/runtime-options.ts';
+import { RunReport } from '../shared/run-report.ts';
+import { StreamJson } from '../shared/stream-json.ts';
+import type { CliIO } from '../shared/io.ts';
+import { LineAsker } from '../../core/line-asker.ts';
+import type { Asker } from '../../core/ask.ts';
+
+export function registerRun(program: Command, io: CliIO): void {
+  program
+    .command('run')
+    .description('invoke a skill (default: the workspace’s main) and print its result')
+    .argument('[skill]', 'skill name, or a path to a skill file', 'main')
+    .argument('[args...]', 'the skill’s args as --NAME VALUE (coerced by its params schema)')
+    .option('--args-json <json>', "args as a JSON object, or '-' to read it from stdin")
+    .option('--record <path>', 'record the model’s side of the run as a cassette (= --set model.record=PATH, PATH relative to here)')
+    // Everything after the skill name is the skill's (splitRunTokens picks out global options).
+    .passThroughOptions()
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .addHelpText(
+      'after',
+      `
+Args: --flag alone is true, a repeated flag is an array, --obj.key v nests, and values are
+coerced by the skill's params schema. The result goes to stdout (a string raw, anything else as
+JSON; --json always one JSON line); everything else goes to stderr. --output-format stream-json
+writes NDJSON instead: a start line, one line per agent event, and one result line with ok,
+result or error, exitCode, durationMs, usage, costUsd and denials. Tool calls of agent code that
+were refused are reported in every format; --fail-on-denial makes such a run fail (exit 1).
+
+Examples:
+  $ agent-apps run                                   main, which hands its args on to hello
+  $ agent-apps run hello --name Ada                  main, hello: the skills agent-apps init writes
+  $ echo '{"name":"Ada"}' | agent-apps run hello --args-json -
+  $ agent-apps run ./skills/hello.md --name Ada --json | jq .
+  $ agent-apps run ask --question "Deploy?" --choices yes --choices no   a repeated flag: an array
+  $ agent-apps run event-emit --topic jobs --type done --data.id 7       --data.id nests
+  $ agent-apps run hello --output-format stream-json --fail-on-denial
+  $ agent-apps run hello --name Ada --record ada.cassette.yaml           the model's side, to replay
+  $ agent-apps run hello --name Ada --remote --remote-timeout 10000      a worker runs it`,
+    )
+    .action(async (skill: string, tokens: string[], opts: { argsJson?: string; record?: string }, cmd: Command) => {
+      // `run --name Ada` runs main with args; commander took the first flag for the skill name.
+      if (skill.startsWith('-')) [skill, tokens] = ['main', [skill, ...tokens]];
+      const pre = globalsOf(cmd);
+      const split = await splitAfterSkill(skill, tokens, pre);
+      if (split.helpText) {
+        io.stdout.write(split.helpText);
+        return;
+      }
+      const g = mergeGlobals(pre, split.globals);
+      const { remote, tokens: own } = splitRemote(split.tokens);
+      const code = await runSkill(skill, own, { argsJson: split.argsJson ?? opts.argsJson, record: split.record ?? opts.record }, g, io, remote ? { remote } : {});
+      (program as Command & { exitCodeOverride?: number }).exitCodeOverride = code;
+    });
+}
+
+/**
+ * `run greet --name Ada --json`: global options and `--help` may follow the skill name. Which
+ * flags are the skill's own depends on its params, so the skill is resolved first — only when
+ * some token could be a global option, to keep the common path to one resolution.
+ */
+async function splitAfterSkill(skill: string, tokens: string[], g: GlobalOptions): Promise<RunTokens & { helpText?: string }> {
+  if (!mentionsRunOption(tokens)) return { globals: {}, help: false, tokens };
+  const probe = await createRuntime(runtimeOptions(g));
+  let decl: ToolDecl | undefined;
+  let argumentHint: string | undefined;
+  try {
+    const config = probe.root.locals.config;
+    const tool = await probe.root.globals.internals.kernel.resolve(skill, config.paths, config.cwd);
+    decl = tool.decl;
+    argumentHint = tool.skill?.argumentHint;
+  } catch {
+    // runSkill reports an unknown or broken skill with its own words.
+  } finally {
+    await probe.close();
+  }
+  const split = splitRunTokens(tokens, decl?.params);
+  return split.help && decl ? { ...split, helpText: skillHelp(decl, { argumentHint }) } : split;
+}
+
+export interface RunExtras {
+  /** Extra cascade overrides (the `debug` command's hook settings). */
+  overrides?: JsonObject;
+  /** Called after the run settles, before the runtime closes (the `debug` tree, `--profile`). */
+  after?: (runtime: Runtime) => void | Promise<void>;
+  /**
+   * The person to ask (SPEC §17: `ctx.manager.ask`, approval gates) — the terminal UI's asker.
+   * Without one, an interactive run (TTY stdin and stdout) asks in plain lines on stderr / stdin;
+   * any other run has nobody to ask.
+   */
+  asker?: Asker;
+  /** `--remote [--remote-timeout MS] [--queue NAME]`: a worker runs the skill; exit codes as if local. */
+  remote?: RemoteRun;
+}
+
+export async function runSkill(skill: string, tokens: string[], opts: { argsJson?: string; record?: string }, g: GlobalOptions, io: CliIO, extras: RunExtras = {}): Promise<number> {
+  const started = Date.now();
+  const format = outputFormat(g);
+  const rtOpts = runtimeOptions(g);
+  if (extras.overrides) rtOpts.overrides = mergeOverrides(rtOpts.overrides ?? {}, extras.overrides);
+  // `--record PATH` (SPEC §18): a path as typed, relative to where the command runs — not, as a
+  // `model.record` from a file would be, to the skill's folder.
+  if (opts.record !== undefined) rtOpts.overrides = mergeOverrides(rtOpts.overrides ?? {}, { model: { record: path.resolve(rtOpts.cwd ?? process.cwd(), opts.record) } });
+  const interactive = !!(io.stdin.isTTY && io.stdout.isTTY);
+  const controller = new AbortController();
+  const paint = await painter(io.stderr, g.color !== false);
+  // stream-json owns stdout; the events it writes there are the agent's progress.
+  const stream = format === 'stream-json' ? new StreamJson(io.stdout) : undefined;
+  const report = new RunReport();
+  // With stderr a terminal: the live agent view, and when interactive the gates and breakpoints (src/tui).
+  const terminal = cliTerminal(io, { interactive, json: format !== 'text', color: g.color !== false, paint });
+  const lines = !extras.asker && !terminal?.asker && interactive ? new LineAsker({ input: io.stdin, output: io.stderr }) : undefined;
+  const asker = extras.asker ?? terminal?.asker ?? lines;
+  const reporters = [withoutCliEvents(consoleReporter(io.stderr, paint)), ...(stream ? [stream.reporter()] : [])];
+  const runtime = await createRuntime({ ...rtOpts, interactive, signal: controller.signal, reporters, ...(asker ? { asker } : {}) });
+  const root = runtime.root;
+  const runId = root.nonlocals.rootContextId;
+  root.globals.internals.interactive = interactive;
+  terminal?.attach(root, rtOpts);
+  report.attach(root, stream?.sink());
+  const config = root.locals.config;
+  if (rtOpts.logLevel) root.manager.configure({ level: rtOpts.logLevel, global: true });
+  // Every CLI run in a workspace is recorded for `agent-apps tail` (SPEC §10).
+  let jsonl: Reporter | undefined;
+  if (recordsRuns(config.workspace)) {
+    try {
+      jsonl = jsonlReporter(config.workspace, runId!);
+      root.manager.configure({ reporter: jsonl, global: true });
+    } catch (err) {
+      io.stderr.write(`${paint.yellow('warn')}: cannot record this run under ${config.workspace}/.agent-apps (${(err as Error).message})\n`);
+    }
+  }
+  // The run's last record: written once, by whichever way the run ends.
+  let ended = false;
+  // Its exitCode and durationMs are what `agent-apps runs` lists (SPEC §18).
+  const runEnd = (fields: { level: 'info' | 'warn' | 'error'; text: string; code?: string; exitCode: number }) => {
+    if (ended) return;
+    ended = true;
+    root.manager.log({ type: 'run-end', tag: 'cli', skill, ...fields, durationMs: Date.now() - started, record: true });
+  };
+  // stream-json's last line (SPEC §18): the outcome with its exit code, written once.
+  const result = (exitCode: number, outcome: { result?: unknown; error?: unknown }) => stream?.result({ run: runId, exitCode, ...outcome, durationMs: Date.now() - started, report });
+  // The notice goes through the UI when one is shown, so it follows what the UI showed so far.
+  const notify = (text: string): Promise<void> => (terminal ? terminal.interrupted(text) : Promise.resolve(void io.stderr.write(text)));
+  const stop = installSignals(controller, runtime, notify, graceMs(g), (sig) => {
+    // A second SIGINT exits at once (SPEC §8), but the run file still gets its run-end and the
+    // `.live` marker goes: both synchronously, before process.exit.
+    runEnd({ level: 'warn', text: `run ${skill}: ${sig} (again: exited at once)`, exitCode: EXIT.interrupted });
+    jsonl?.close?.();
+    result(EXIT.interrupted, { error: signalError(sig, ' (again: exited at once)') });
+  });
+  try {
+    const kernel = root.globals.internals.kernel;
+    let params: unknown;
+    try {
+      params = (await kernel.resolve(skill, config.paths, config.cwd)).decl.params;
+    } catch (err) {
+      // --remote: the worker's workspace decides what the skill is; here it only shapes the args.
+      if (extras.remote && err instanceof ToolNotFoundError) params = undefined;
+      else if (skill === 'main' && err instanceof ToolNotFoundError) {
+        throw new ToolNotFoundError('main', [], `this workspace (${config.workspace}) has no main skill — create skills/main.md, or name a skill: agent-apps run <skill>`);
+      } else throw err;
+    }
+    const fromJson = await readArgsJson(opts.argsJson, io.stdin);
+    const args: JsonObject = { ...(fromJson ?? {}), ...parseSkillArgs(tokens, params) };
+    // The pid tells `agent-apps runs` whether a run that never wrote run-end is still going.
+    root.manager.log({ type: 'run-start', tag: 'cli', level: 'info', text: `run ${skill}`, skill, args, pid: process.pid, record: true });
+    stream?.start(runId, skill, args);
+    // A skill awaiting something with no timer or socket behind it (an event-wait without a
+    // timeout, a promise that never settles) must not let Node exit mid-run (exit 13): hold a
+    // handle until the invocation settles, so SIGINT / SIGTERM can end it.
+    const keepAlive = setInterval(() => {}, 1 << 30);
+    let value: unknown;
+    try {
+      value = await Promise.race([runtime.invoke(skill, args, extras.remote ? { remote: extras.remote } : undefined), stop.interrupted]);
+      // A skill that computed synchronously kept a SIGINT / SIGTERM that came meanwhile from
+      // being handled: let it be delivered now, so the run counts as interrupted (exit 130),
+      // not as done (SPEC §15: SIGINT at any point).
+      await signalsDelivered();
+    } finally {
+      clearInterval(keepAlive);
+    }
+    if (stop.signal) throw new Error(stop.signal);
+    // --fail-on-denial (SPEC §18): a run in which agent code was refused a call did not succeed.
+    if (g.failOnDenial && report.denials.length) throw new AgentAppsError('E_DENIED', `${report.summary()} (--fail-on-denial)`);
+    runEnd({ level: 'info', text: `run ${skill}: ok`, exitCode: EXIT.ok });
+    // The UI goes before anything else is printed: the result alone on stdout, after it.
+    await terminal?.close();
+    await extras.after?.(runtime);
+    if (g.profile) io.stderr.write(profileTable(root.globals.internals.profile, paint));
+    warnOfDenials(io, paint, report);
+    if (stream) result(EXIT.ok, { result: value });
+    else {
+      const out = formatResult(value, format === 'json');
+      if (out !== undefined) await write(io.stdout, out.endsWith('\n') ? out : out + '\n');
+    }
+    return EXIT.ok;
+  } catch (err) {
+    if (stop.signal) {
+      await stop.settled;
+      await terminal?.close();
+      const code = stop.signal === 'SIGINT' ? EXIT.interrupted : EXIT.terminated;
+      runEnd({ level: 'warn', text: `run ${skill}: ${stop.signal}`, exitCode: code });
+      warnOfDenials(io, paint, report);
+      result(code, { error: signalError(stop.signal) });
+      return code;
+    }
+    // A refusal (exit 3) is not a failure (SPEC §6.6): it is recorded below error level.
+    const level = exitCodeFor(err) === EXIT.refused ? 'info' : 'error';
+    runEnd({ level, code: (err as { code?: string })?.code, text: `run ${skill}: ${(err as Error)?.message ?? err}`, exitCode: exitCodeFor(err) });
+    await terminal?.close();
+    await extras.after?.(runtime);
+    io.stderr.write(formatError(err, { debug: !!g.debug, paint }) + '\n');
+    // The --fail-on-denial error lists the denials itself.
+    if ((err as { code?: string })?.code !== 'E_DENIED' || !g.failOnDenial) warnOfDenials(io, paint, report);
+    result(exitCodeFor(err), { error: err });
+    return exitCodeFor(err);
+  } finally {
+    stop.dispose();
+    await terminal?.close();
+    lines?.close();
+    await runtime.close();
+  }
+}
+
+/** SPEC §18: a run that ended after a denied call says so on stderr, whatever the output format. */
+function warnOfDenials(io: CliIO, paint: Painter, report: RunReport): void {
+  if (report.denials.length) io.stderr.write(`${paint.yellow('warn')}: ${report.summary()}\n`);
+}
+
+function signalError(sig: 'SIGINT' | 'SIGTERM', more = ''): AgentAppsError {
+  return new AgentAppsError(sig === 'SIGINT' ? 'E_INTERRUPTED' : 'E_TERMINATED', `${sig === 'SIGINT' ? 'interrupted' : 'terminated'} (${sig})${more}`);
+}
+
+/**
+ * The CLI states a run's outcome on stderr itself (one line, output.ts); its `cli` events are
+ * for the jsonl record and `tail`, so the console must not print them a second time.
+ */
+function withoutCliEvents(reporter: Reporter): Reporter {
+  return { ...reporter, report: (e) => (e.tag === 'cli' ? undefined : reporter.report(e)) };
+}
+
+function graceMs(g: GlobalOptions): number {
+  const v = g.shutdownGrace === undefined ? 3000 : Number(g.shutdownGrace);
+  return Number.isFinite(v) && v >= 0 ? v : 3000;
+}
+
+export function profileTable(profile: Profile | undefined, paint: Painter): string {
+  if (!profile) return '';
+  const rows = [
+    ...Object.entries(profile.pipelines).map(([k, s]) => ['pipeline', k, s] as const),
+    ...Object.entries(profile.entries).map(([k, s]) => ['entry', k, s] as const),
+  ];
+  if (!rows.length) return '';
+  const w = Math.max(...rows.map((r) => r[1].length), 4);
+  let out = paint.bold(`\n${'KIND'.padEnd(8)}  ${'NAME'.padEnd(w)}  ${'COUNT'.padStart(6)}  ${'TOTAL ms'.padStart(10)}  ${'MEAN ms'.padStart(9)}  ${'MAX ms'.padStart(9)}`) + '\n';
+  for (const [kind, name, s] of rows) {
+    out += `${kind.padEnd(8)}  ${name.padEnd(w)}  ${String(s.count).padStart(6)}  ${s.total.toFixed(3).padStart(10)}  ${(s.total / s.count).toFixed(3).padStart(9)}  ${s.max.toFixed(3).padStart(9)}\n`;
+  }
+  return out + paint.dim('entry times are inclusive: each contains everything downstream of it\n');
+}
+
+/** What the `profile` hook (skills/profile.skill.ts) records and `--profile` prints. */
+export interface Profile {
+  pipelines: Record<string, { count: number; total: number; max: number }>;
+  entries: Record<string, { count: number; total: number; max: number }>;
+}
+
+declare module '../../core/types.ts' {
+  interface RuntimeState {
+    /** Durations recorded by the `profile` hook (seed 003), printed by `--profile`. */
+    profile?: Profile;
+  }
+}
+
+interface SignalState {
+  signal: 'SIGINT' | 'SIGTERM' | undefined;
+  interrupted: Promise<never>;
+  /** Resolves once shutdown handlers had their grace period and the root was aborted. */
+  settled: Promise<void>;
+  dispose(): void;
+}
+
+/**
+ * SIGINT / SIGTERM (SPEC §8): emit `shutdown`, await event-emit, give the handlers it dispatched
+ * up to the grace period to settle, abort the root context, exit 130 / 143. A second SIGINT
+ * exits at once.
+ */
+function installSignals(controller: AbortController, runtime: Runtime, notify: (text: string) => Promise<void>, grace: number, beforeForcedExit: (sig: 'SIGINT') => void): SignalState {
+  let reject!: (err: unknown) => void;
+  let markSettled!: () => void;
+  const state: SignalState = {
+    signal: undefined,
+    interrupted: new Promise<never>((_, r) => (reject = r)),
+    settled: new Promise<void>((r) => (markSettled = r)),
+    dispose() {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+    },
+  };
+  state.interrupted.catch(() => {});
+  const handle = async (sig: 'SIGINT' | 'SIGTERM') => {
+    if (state.signal) {
+      if (sig === 'SIGINT') {
+        try {
+          beforeForcedExit(sig);
+        } catch {
+          // Exiting at once matters more than the record.
+        }
+        process.exit(EXIT.interrupted);
+      }
+      return;
+    }
+    state.signal = sig;
+    // Not held up by a UI that does not draw: the shutdown starts within a second either way.
+    await Promise.race([notify(shutdownNotice(sig)).catch(() => undefined), new Promise<void>((r) => setTimeout(r, 1000).unref())]);
+    try {
+      const before = runtime.root.globals.internals.dispatched?.length ?? 0;
+      await runtime.invoke('event-emit', { topic: 'shutdown', type: sig === 'SIGINT' ? 'sigint' : 'sigterm', data: { signal: sig }, source: 'cli' });
+      const dispatched = (runtime.root.globals.internals.dispatched ?? []).slice(before);
+      if (dispatched.length) await settle(Promise.all(dispatched).then(() => undefined), grace);
+    } catch {
+      // Shutdown must proceed even if emitting fails.
+    }
+    controller.abort(sig);
+    reject(Object.assign(new Error(sig), { code: 'E_ABORTED' }));
+    markSettled();
+  };
+  const onInt = () => void handle('SIGINT');
+  const onTerm = () => void handle('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  return state;
+}
+
+/**
+ * The first signal's notice (docs/cli.md, Signals). A SIGINT is mostly Ctrl-C at a terminal, which
+ * echoes `^C`: the notice starts on a line of its own. A SIGTERM comes from another process (a
+ * supervisor, `kill`, CI) — nobody pressed Ctrl-C, so "again" would be wrong; what ends the
+ * shutdown at once is still a SIGINT.
+ */
+export function shutdownNotice(sig: 'SIGINT' | 'SIGTERM'): string {
+  return sig === 'SIGINT' ? '\ninterrupted — shutting down (Ctrl-C again to exit at once)\n' : 'terminated (SIGTERM) — shutting down (a SIGINT exits at once)\n';
+}
+
+/**
+ * Two turns of the event loop: the first may run inside the poll phase that was busy while a
+ * skill computed, so a signal that arrived meanwhile is read by the next poll, before the second.
+ */
+async function signalsDelivered(): Promise<void> {
+  for (let i = 0; i < 2; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+function write(stream: NodeJS.WriteStream, text: string): Promise<void> {
+  return new Promise((resolve) => {
+    if (!stream.write(text)) stream.once('drain', resolve);
+    else resolve();
+  });
+}
