@@ -1,4 +1,4 @@
-// Headless agent run benchmark (SPEC §14; issue 12): `cli.agent` — wall ms of
+// Headless agent run benchmark (docs/decisions.md, "Speed of a headless agent run"; issue 12): `cli.agent` — wall ms of
 // `agent-apps run hello --name Ada` in a workspace made by `agent-apps init`, whose `hello` skill
 // replays hello.cassette.yaml: one model turn with one `invoke`, through the real agent loop,
 // sandbox and pipeline, offline. Everything but the model: what a person waits for on every agent

@@ -1,4 +1,4 @@
-// Agent benchmark (SPEC §14): `agent.turn` — ms of agent overhead per model turn, i.e. everything
+// Agent benchmark (docs/agents.md, "Performance"): `agent.turn` — ms of agent overhead per model turn, i.e. everything
 // but the model: the agent skill, the Strands loop, the hook and invoke callback refs through the
 // pipeline, the isolated-vm sandbox running the turn's code and the one tool call that code makes.
 // The model is the replay model playing a cassette of TURNS turns, so it costs next to nothing.

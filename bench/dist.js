@@ -1,4 +1,4 @@
-// Beyond one machine (SPEC §14, §19), on a real nats-server -js started here (127.0.0.1, a free
+// Beyond one machine (docs/scale.md, "Speed"), on a real nats-server -js started here (127.0.0.1, a free
 // port, a temporary store) and stopped at the end:
 // dist.throughput.w1 / .w2 / .w4 — no-op invocations per second submitted with { remote: true }
 //   (what `run --remote` does) from one process, INFLIGHT at a time, to 1, 2 and 4 worker
@@ -128,7 +128,7 @@ async function eventsThroughput(server) {
   for (let i = 0; i < RUNS; i++) baselines.push(await emitWait(new MemoryBus(new EventBus(createEventState(), opts)), EVENTS_N));
   const xs = [];
   for (let i = 0; i < RUNS; i++) {
-    // Retention per topic is the replay buffer (SPEC §19): a queue that falls further behind than
+    // Retention per topic is the replay buffer (docs/scale.md): a queue that falls further behind than
     // it loses the oldest events, and a producer running ahead of its consumer does fall behind.
     const conn = await connectNats({ backend: 'nats', url: server.url, namespace: `ev${i}`, ackWaitMs: 30_000, bufferSize: EVENTS_N, from: 'bench' });
     const bus = new NatsBus(conn, new EventBus(createEventState(), opts), opts);

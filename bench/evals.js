@@ -1,4 +1,4 @@
-// Evals benchmark (SPEC §14, §18): `cli.test50` — wall ms of `agent-apps test` running 50
+// Evals benchmark (docs/ci.md, docs/decisions.md): `cli.test50` — wall ms of `agent-apps test` running 50
 // replayed cases of an agent skill (one turn, one `invoke` of a code skill each) with the
 // default --jobs (the CPU count). Baseline: the same command running 1 of those cases — the
 // start, the first (cold) agent run and the exit — so the ratio is what the other 49 cost.

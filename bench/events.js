@@ -1,4 +1,4 @@
-// events.throughput (SPEC §14): events per second through emit → wait on one queue, against the
+// events.throughput (docs/events.md, docs/scale.md): events per second through emit → wait on one queue, against the
 // same loop over a plain array (same envelope construction, push, splice out) in the same run.
 // events.throughput.skill: the same traffic through the public skills — every emit an
 // `event-emit` invocation, a consumer looping on `event-wait` invocations, concurrently — against

@@ -1,4 +1,4 @@
-// Kernel figures (SPEC §14): invoke.overhead, invoke.overhead.hooked, invoke.fanout(.heap),
+// Kernel figures (docs/events.md, "Performance"): invoke.overhead, invoke.overhead.hooked, invoke.fanout(.heap),
 // memory.growth, cli.coldstart.
 // Each is printed with a baseline measured in the same run, so the ratio holds on a noisy machine.
 import { execFileSync } from 'node:child_process';

@@ -1,4 +1,4 @@
-// MCP benchmarks (SPEC §14, issue 9):
+// MCP benchmarks (docs/mcp.md; issue 9):
 // - `mcp.call` (µs): one `tools/call` of the no-op skill through `agent-apps mcp serve` over stdio,
 //   sequential, warm, from the official client (@modelcontextprotocol/client); baseline: one
 //   `runtime.invoke` of the same skill in this process.

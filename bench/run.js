@@ -1,4 +1,4 @@
-// `npm run bench [-- NAME…]`: one JSON line per figure (SPEC §14). Not a test; never gates CI.
+// `npm run bench [-- NAME…]`: one JSON line per figure (each one is on its subsystem's docs page). Not a test; never gates CI.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';

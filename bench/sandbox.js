@@ -1,4 +1,4 @@
-// Sandbox benchmarks (SPEC §14), one JSON line each. `sandbox.start` and `sandbox.roundtrip` are
+// Sandbox benchmarks (docs/sandbox.md, "Figures"), one JSON line each. `sandbox.start` and `sandbox.roundtrip` are
 // for the default isolation mode (DEFAULT_ISOLATION); `sandbox.start.<mode>` and
 // `sandbox.roundtrip.<mode>` for the other mode, so that both are visible (either mode's by name
 // on request); `sandbox.spawn` is the one-off cost of process mode: starting the sandbox process

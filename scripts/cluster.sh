@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A local cluster for `run --remote` (SPEC §19): one nats-server with JetStream and two workers of
+# A local cluster for `run --remote` (docs/scale.md): one nats-server with JetStream and two workers of
 # the workspace you run it in. Ctrl-C stops all three (the workers drain first).
 #   scripts/cluster.sh [PORT]      then, in another shell in the same workspace:
 #   AGENT_APPS_EVENTS=nats://127.0.0.1:4222 agent-apps run greet --name Ada --remote

@@ -1,5 +1,5 @@
 # Source me: puts Node >= 24 on PATH — the system's if it is new enough, otherwise node@24
-# installed from the npm registry into .node24/ in this checkout (SPEC §1).
+# installed from the npm registry into .node24/ in this checkout (docs/ci.md).
 _aa_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 _aa_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
 if [ "$_aa_major" -lt 24 ]; then
