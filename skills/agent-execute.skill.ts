@@ -13,7 +13,7 @@ export default async function agentExecute(ctx: Context, enabled: unknown) {
   if (enabled === false || prompt === undefined || servedTool(target).hasFunction) return target.manager.next();
   // The same spec validate-allowed-tools enforces: the skill's own, else the cascade's.
   const allowedTools = target.run.tool.allowedTools ?? (middlewareKey(target, 'allowed-tools') as string | undefined);
-  // ask-tools (SPEC §17) is read the same way: the skill's own, else the cascade's.
+  // ask-tools (docs/agents.md) is read the same way: the skill's own, else the cascade's.
   const askTools = target.run.tool.askTools ?? (middlewareKey(target, 'ask-tools') as string | undefined);
   let result: unknown;
   try {
@@ -32,7 +32,7 @@ export default async function agentExecute(ctx: Context, enabled: unknown) {
     await target.manager.next().catch(() => undefined);
     throw err;
   }
-  // The $agent phase (SPEC §18): the entries after the agent — `session` — run now, with the
+  // The $agent phase (docs/ci.md): the entries after the agent — `session` — run now, with the
   // trace on locals.agent and the answer on locals.result; what they leave there is the result.
   target.locals.result = result;
   return target.manager.finish(await target.manager.next());

@@ -1,4 +1,4 @@
-// The agent (seed 004): policy, not the LLM loop. In order: its limits; the tools its code may
+// The agent (docs/agents.md): policy, not the LLM loop. In order: its limits; the tools its code may
 // call (discovery); the system prompt; then the provider skill, handed only serializable args
 // (src/agent/provider.ts) — two callback refs, `invoke` for the model's code (run in the sandbox
 // through the bridge, src/agent/code.ts) and `hook` for lifecycle events, which become the trace
@@ -46,7 +46,7 @@ export const frontmatter = {
   },
 };
 
-/** The agent skill's args: a superset of what its provider is given (seed 004, "Agent Interface"). */
+/** The agent skill's args: a superset of what its provider is given (docs/agents.md). */
 interface AgentSkillArgs {
   prompt: string;
   config?: JsonObject;
@@ -66,14 +66,14 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
   // The skill being served: agent-execute's target, or this invocation when called directly.
   const served = parent && parent.envelope.hasOtherTarget ? parent.envelope.target : ctx;
   const skillName = args.skillName ?? served.run.tool.name;
-  // The `name` arg (seed 004): how this agent invocation is shown in logs and by the reporter.
+  // The `name` arg (docs/agents.md): how this agent invocation is shown in logs and by the reporter.
   const display = args.name ?? skillName;
 
   // ── limits ─────────────────────────────────────────────────────────────────────────────────
-  // Started by agent code (`invoke('agent', …)`): its config is untrusted, its caller's limits are ceilings (SPEC §15).
+  // Started by agent code (`invoke('agent', …)`): its config is untrusted, its caller's limits are ceilings (docs/security.md).
   const caller = agentPolicy(ctx);
   const config: JsonObject = caller ? subAgentConfig(caller.model, args.config) : { ...(args.config ?? {}) };
-  // What needs a person's approval is the skill author's choice, never the model's (SPEC §17).
+  // What needs a person's approval is the skill author's choice, never the model's (docs/agents.md).
   if (caller && args.askTools !== undefined) throw new AgentAppsError('E_ALLOWED_TOOLS', "agent code may not give a sub-agent ask-tools: a sub-agent's calls pass its caller's gates");
   // Relative `cassette` / `record` paths: the `model` middleware resolves them against the skill's
   // folder; for an agent invoked directly, against its served skill's folder, else the cwd.
@@ -89,7 +89,7 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
   // model.budget: a sub-agent started by agent code spends from its caller's.
   const used = new LimitCounter(limits, skillName, caller);
 
-  // The persistent agent scope (seed 004): events topic and the agent tree's ids. It is set on
+  // The persistent agent scope (docs/agents.md): events topic and the agent tree's ids. It is set on
   // this context too, so that the provider, the agent code and any agent it invokes (a nested
   // agent's ancestorContextId, its inherited events topic) descend from it.
   const topic = args.events ?? (served.nonlocals.agent?.events as string | undefined) ?? (typeof config.events === 'string' ? config.events : undefined);
@@ -153,7 +153,7 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
   const invokeCb = createCallbackRef(ctx, 'agent-invoke', async (cbCtx: Context, a: { code?: unknown }) => {
     if (typeof a?.code !== 'string') throw new AgentAppsError('E_VALIDATION', 'invoke needs { code: string }');
     used.step();
-    // Untrusted code (seed 004, "Sandbox Ref Restriction"): it may invoke tools by name only.
+    // Untrusted code (docs/agents.md): it may invoke tools by name only.
     // `agent`: the discovery filter's options, for skill-list / skill-describe called by this code.
     return cbCtx.manager.invoke(code.def, { code: a.code }, { context: { locals: { internals: { untrustedRef: true, agent: policy } } } });
   });
@@ -184,7 +184,7 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
         // The turn called tools: the model has their results to read (a provider written to the
         // seed's skeleton ends the run on an undefined directive).
         const directive = usedTools || persistent ? { continue: true as const, message: 'Continue.' } : await returns.afterText(e.result);
-        // maxTurns, whatever the provider (seed 004): no turn after the last one.
+        // maxTurns, whatever the provider (docs/agents.md): no turn after the last one.
         if (directive && 'continue' in directive) used.continueAfterTurn();
         return directive;
       }

@@ -27,7 +27,7 @@ export default async function eventWait(ctx: Context, args: { topic: string; que
   // invoking context is aborted — an orphaned wait never takes the next event.
   const signal = ctx.run.signal;
   const events = await bus.wait({ topic: args.topic, queue: args.queue, timeout: args.timeout, max: args.max, ack: args.ack, signal });
-  // SPEC §15: an abort between the hand-off and the result reaching the caller (the invocation
+  // docs/security.md: an abort between the hand-off and the result reaching the caller (the invocation
   // then rejects) puts the events back at the front of the queue, out of pending. This signal
   // stops following the caller's once the invocation has returned.
   bus.requeueOnAbort({ topic: args.topic, queue: args.queue, events, ack: args.ack }, signal);

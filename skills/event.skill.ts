@@ -36,7 +36,7 @@ export default async function event(ctx: Context, value: { routes?: Route[]; rou
   if (value?.bufferSize !== undefined) {
     const size = value.bufferSize;
     if (!Number.isInteger(size) || size < 0) throw configError(ctx, `must be a whole number ≥ 0, got ${JSON.stringify(size)}`, ['bufferSize']);
-    await bus.setBufferSize(size); // the replay buffer of every topic (SPEC §8: 1,000 by default, configurable)
+    await bus.setBufferSize(size); // the replay buffer of every topic (docs/events.md: 1,000 by default, configurable)
   }
   for (const [i, r] of routes.entries()) {
     if (!r || typeof r.topic !== 'string' || typeof r.ref !== 'string') throw configError(ctx, `each route needs a topic and a ref, got ${JSON.stringify(r)}`, ['routes', String(i)]);

@@ -24,7 +24,7 @@ export default async function execute(ctx: Context) {
   // Returning undefined does not clobber a result the tool set itself (ctx.manager.finish).
   const result = value === undefined ? target.locals.result : value;
   // A tool that ran an agent as itself — the `agent` skill invoked directly — has its trace on
-  // locals.agent: the entries after $agent (SPEC §18: `session`) run now. Other tools never get there.
+  // locals.agent: the entries after $agent (docs/ci.md: `session`) run now. Other tools never get there.
   if (target.locals.agent !== undefined) {
     target.locals.result = result;
     return target.manager.finish(await target.manager.next());

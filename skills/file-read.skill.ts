@@ -36,7 +36,7 @@ export default async function fileRead(ctx: Context, args: { path: string; maxBy
 }
 
 /**
- * Progressive disclosure (SPEC §3.1): the agent of a SKILL.md skill is shown its folder's files
+ * Progressive disclosure (docs/writing-skills.md): the agent of a SKILL.md skill is shown its folder's files
  * by relative path, so a relative path is that folder's first — when the file is there and stays
  * inside it, links resolved. Otherwise, and for every other caller, the working directory's, which
  * is what the bridge checked (src/agent/bridge.ts): the folder is one of the agent's roots, so

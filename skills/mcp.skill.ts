@@ -4,7 +4,7 @@ import { ctxTarget, type Context, kernelOf, servedTool } from 'agent-apps';
 export const frontmatter = {
   name: 'mcp',
   description:
-    "Configures MCP servers whose tools become tools of the runtime (SPEC §16): `mcp: { servers: { NAME: { command, args, env, cwd } | { url, headers } } }` (plus timeoutMs, protocol). Their tools are `NAME-TOOL` and mcp://NAME/TOOL; servers start on first use.",
+    "Configures MCP servers whose tools become tools of the runtime (docs/mcp.md): `mcp: { servers: { NAME: { command, args, env, cwd } | { url, headers } } }` (plus timeoutMs, protocol). Their tools are `NAME-TOOL` and mcp://NAME/TOOL; servers start on first use.",
   metadata: {
     role: 'middleware',
     visibility: 'hidden',

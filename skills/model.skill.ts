@@ -36,13 +36,13 @@ export const frontmatter = {
 export default async function model(ctx: Context, value: unknown) {
   const target = ctxTarget(ctx);
   // A prompt skill runs as an agent, whose code runs in the sandbox process: start that process
-  // now, so that its ~200 ms start overlaps with the rest of the pipeline (SPEC §14, cli.agent).
+  // now, so that its ~200 ms start overlaps with the rest of the pipeline (docs/decisions.md, cli.agent).
   if (target.locals.prompt !== undefined && !servedTool(target).hasFunction) void prestartSandbox(value, target.locals.config.model);
   await checkConfig(ctx, value);
   if (value && typeof value === 'object' && !Array.isArray(value)) {
-    // locals.config is the invocation's own (seed 001: mutable); the cascade's value is shared and frozen.
+    // locals.config is the invocation's own (docs/concepts.md: mutable); the cascade's value is shared and frozen.
     const config: JsonObject = { ...(target.locals.config.model ?? {}), ...copyData(value as JsonObject) };
-    // Cassette and record paths are relative to the skill's folder (SPEC §11).
+    // Cassette and record paths are relative to the skill's folder (docs/agents.md).
     const uri = target.run.origin.uri;
     const dir = uri?.startsWith('file://') ? path.dirname(fileURLToPath(uri)) : target.locals.config.cwd;
     config.baseDir = dir;

@@ -11,7 +11,7 @@ export const frontmatter = {
 };
 
 /**
- * The ink repl (src/tui/repl.ts, SPEC §17). It draws on stderr and returns nothing, so leaving it
+ * The ink repl (src/surfaces/tui/repl.ts, docs/terminal.md). It draws on stderr and returns nothing, so leaving it
  * (Ctrl-D, Ctrl-C twice on an empty line, :quit) prints nothing on stdout. It takes no args: with
  * no params to check, its own start does not load ajv, which keeps the prompt ready sooner.
  */

@@ -1,5 +1,5 @@
-// The `session` middleware (seed 004: "The session middleware captures [the trace] by default via
-// the $agent sentinel"; SPEC §18). The library's main.md orders it after `$agent`, so it runs once
+// The `session` middleware (docs/agents.md, docs/ci.md): it captures the agent trace by default,
+// by way of the $agent sentinel. The library's main.md orders it after `$agent`, so it runs once
 // an agent has run — `agent-execute` (a prompt skill) or `execute` (the `agent` skill invoked
 // directly) hands over to the entries after `$agent` — and never for any other skill. It records
 // the run — trace, usage, cost, denials, result or error — as one `agent-run` log event, which the

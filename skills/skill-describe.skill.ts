@@ -13,15 +13,15 @@ export const frontmatter = {
 
 export default async function skillDescribe(ctx: Context, args: { name: string }) {
   const kernel = kernelOf(ctx);
-  // Called by agent code: only what the agent's discovery would show it (seed 004).
+  // Called by agent code: only what the agent's discovery would show it (docs/agents.md).
   const callable = agentFilter(ctx);
   if (callable) {
-    // The bridge checked this already (SPEC §15); a ref from agent code is never resolved as a path or URI.
+    // The bridge checked this already (docs/security.md); a ref from agent code is never resolved as a path or URI.
     if (isPathRef(args.name)) throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may only name tools by name; ${JSON.stringify(args.name.slice(0, 80))} is a path or URI`);
     const tool = await kernel.resolve(args.name, ctx.locals.config.paths, ctx.locals.config.cwd);
     if (!callable(tool.name, tool.decl.visibility === 'hidden')) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${args.name}' is not available to this agent (allowed-tools, hidden, or the agent itself)`);
   }
   const described = await kernel.describe(args.name, ctx.locals.config.paths, ctx.locals.config.cwd);
-  // Agent code never reads config secrets (SPEC §15): the cascade's values are redacted for it.
+  // Agent code never reads config secrets (docs/security.md): the cascade's values are redacted for it.
   return callable ? scrub(described, 'describe') : described;
 }

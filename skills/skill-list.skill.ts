@@ -17,9 +17,9 @@ export const frontmatter = {
 
 export default async function skillList(ctx: Context, args: { all: boolean; tag?: string; query?: string }) {
   const kernel = kernelOf(ctx);
-  // Called by agent code: the same filter as the agent's discovery (seed 004, resolveVisibleTools),
+  // Called by agent code: the same filter as the agent's discovery (docs/agents.md, resolveVisibleTools),
   // so the agent is shown what it may call — not hidden tools, itself, or the agent and provider.
-  // Names it may not call are filtered before loading: never imported (SPEC §15).
+  // Names it may not call are filtered before loading: never imported (docs/security.md).
   const callable = agentFilter(ctx);
   let list = await kernel.registry.list(ctx.locals.config.paths, { all: args.all, ...(callable ? { only: (name: string) => callable(name, false) } : {}) });
   if (callable) list = list.filter((s) => callable(s.name, s.visibility === 'hidden'));

@@ -11,7 +11,7 @@ export const frontmatter = {
 };
 
 /**
- * The ink tutor (src/tui/tutor.ts, SPEC §17): its steps write under skills/tutor/, its progress
+ * The ink tutor (src/surfaces/tui/tutor.ts, docs/terminal.md): its steps write under skills/tutor/, its progress
  * is kept in .agent-apps/tutor.json. It draws on stderr and returns nothing for stdout.
  */
 export default async function tutor(ctx: Context, args: { restart: boolean }): Promise<undefined> {

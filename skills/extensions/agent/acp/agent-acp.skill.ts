@@ -1,5 +1,5 @@
 // agent-acp: an agent provider that drives any Agent Client Protocol agent — Kiro CLI, Gemini CLI,
-// Goose, Claude or Codex through their ACP adapters — as the `agent` skill's LLM loop (SPEC §20).
+// Goose, Claude or Codex through their ACP adapters — as the `agent` skill's LLM loop (docs/agents.md).
 // `model: { agent: agent-acp, acp: { command, args, env, allowAgentTools } }`. The agent gets one
 // tool, `invoke`, from an in-process MCP server; its code runs through the agent skill's invokeRef
 // like any provider's. The loop is src/acp (loaded when this runs); see README.md here.

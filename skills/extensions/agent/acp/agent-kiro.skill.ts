@@ -1,5 +1,5 @@
-// agent-kiro: seed 004's second bundled provider — Kiro CLI as the backend over ACP, the tools
-// served by an in-process HTTP MCP server (SPEC §20). It is agent-acp with `kiro-cli acp` as the
+// agent-kiro: the second bundled provider (docs/agents.md) — Kiro CLI as the backend over ACP, the tools
+// served by an in-process HTTP MCP server (docs/agents.md). It is agent-acp with `kiro-cli acp` as the
 // agent; `model.acp` may still set env, allowAgentTools, or another path to kiro-cli.
 import type { Context } from 'agent-apps';
 import { runAcpProvider, type AcpProviderArgs } from 'agent-apps/agent';

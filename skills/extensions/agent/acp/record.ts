@@ -1,5 +1,5 @@
 // `model.record` for the ACP providers: the run's cassette, written with agent-strands' own writer
-// (the standard format, SPEC §11) after every turn — atomically, so a run that dies midway still
+// (the standard format, docs/agents.md) after every turn — atomically, so a run that dies midway still
 // leaves the turns it had.
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';

@@ -1,4 +1,4 @@
-// agent-strands: the default agent provider (seed 004, "Bundled Agent"; SPEC §11). It owns the
+// agent-strands: the default agent provider (docs/agents.md). It owns the
 // LLM loop only: build the model from `config`, run the Strands agent loop with one `invoke`
 // tool, execute code through `invokeRef`, report lifecycle events to `hookRef` and follow its
 // directives. Tool filtering, returns enforcement and the sandbox live in the `agent` skill.
@@ -51,7 +51,7 @@ export default async function agentStrands(ctx: Context, args: StrandsArgs): Pro
   const { hookRef, invokeRef } = args;
   const signal = isAbortSignal(args.agentSignal) ? args.agentSignal : ctx.run.signal;
   const maxTurns = typeof config.maxTurns === 'number' ? config.maxTurns : undefined;
-  // A live view in a terminal (the CLI's, SPEC §17) shows the text as it streams, unless model.deltas says otherwise.
+  // A live view in a terminal (the CLI's, docs/terminal.md) shows the text as it streams, unless model.deltas says otherwise.
   // (A provider may be called with a bare context in tests: no globals, no view.)
   const viewWantsDeltas = ctx.globals?.internals.progress?.deltas === true;
   const out = await runAgentLoop({
@@ -63,7 +63,7 @@ export default async function agentStrands(ctx: Context, args: StrandsArgs): Pro
     deltas: config.deltas === true || (config.deltas === undefined && viewWantsDeltas),
     ...(config.contextEdit ? { contextEdit: config.contextEdit as boolean | { windowSize?: number } } : {}),
     onCode: (code) => ctx.manager.invoke(invokeRef, { code }),
-    // Each retry and fallback is a log event too (SPEC §18); the hook's `retry` event is the trace's.
+    // Each retry and fallback is a log event too (docs/ci.md); the hook's `retry` event is the trace's.
     onRetry: (r) =>
       ctx.manager.log({
         type: 'retry',

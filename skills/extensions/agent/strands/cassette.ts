@@ -1,4 +1,4 @@
-// The cassette format (SPEC §11): the model's side of an agent run, one entry per model
+// The cassette format (docs/agents.md): the model's side of an agent run, one entry per model
 // response. Shared by the replay model (reads) and the recorder (writes). No SDK import here,
 // so reading or writing a cassette stays cheap.
 
@@ -12,7 +12,7 @@ export interface CassetteTurn {
   text?: string;
   /** The code the model passed to the `invoke` tool; absent = the turn ends (endTurn). */
   invoke?: string;
-  /** What the model was sent for this response (recorded cassettes; SPEC §18): replay checks it. */
+  /** What the model was sent for this response (recorded cassettes; docs/ci.md): replay checks it. */
   request?: RecordedRequest;
 }
 
@@ -40,7 +40,7 @@ export function parseCassette(source: string, file = 'cassette'): Cassette {
     });
   }
   const value: unknown = doc.toJS();
-  // SPEC §11 calls a cassette "a list of model turns": a bare list is read as `turns`.
+  // A cassette is a list of model turns (docs/agents.md): a bare list is read as `turns`.
   const turns = Array.isArray(value) ? value : isRecord(value) ? value.turns : undefined;
   if (!Array.isArray(turns)) {
     throw new ConfigurationError("a cassette needs a 'turns' list: turns: [{ text?, invoke? }, …]", {

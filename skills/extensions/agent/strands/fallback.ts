@@ -1,4 +1,4 @@
-// `model.fallback: [ {…model…}, … ]` (SPEC §18): the model config, then each fallback in order.
+// `model.fallback: [ {…model…}, … ]` (docs/ci.md): the model config, then each fallback in order.
 // The agent loop moves to the next one when a model call has failed and its retries are used up
 // (loop.ts); from then on the run stays on it. Configuration, state and token counting go to the
 // model in use.

@@ -1,9 +1,9 @@
 // The agent loop: the real Strands `Agent` with exactly one tool, `invoke`, whose code runs
-// through `onCode`; the SDK's hooks are mapped onto the seed's hook callback types (seed 004,
-// "Writing a Custom Agent Provider"), and the hook's directives steer the loop.
+// through `onCode`; the SDK's hooks are mapped onto the provider contract's hook callback types (docs/agents.md,
+// "Writing a custom provider"), and the hook's directives steer the loop.
 // A model call that fails transiently (429, 5xx, a reset: retry.ts) is tried again after an
 // exponential backoff or the server's Retry-After, `model.retries` times; then the next model of
-// `model.fallback` takes over (SPEC §18). Each is an `error` and a `retry` hook event (the trace)
+// `model.fallback` takes over (docs/ci.md). Each is an `error` and a `retry` hook event (the trace)
 // and an `onRetry` call (the log). The SDK's own retry strategy is off, so the count is exact.
 
 import {
@@ -50,7 +50,7 @@ export interface AgentLoopOptions {
   /** Each retry of a failed model call, and each move to a fallback model, as it is decided (for the log). */
   onRetry?(retry: RetryInfo): void;
   /**
-   * contextEdit (seed 004): when set, the provider trims its own conversation — a sliding window
+   * contextEdit (docs/agents.md): when set, the provider trims its own conversation — a sliding window
    * of `windowSize` messages (default 40) that keeps tool-use pairs intact and the first user
    * message pinned, truncating oversized tool results. Off (the default): the conversation is
    * never edited, and a context overflow is the model's error.
@@ -145,7 +145,7 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
       throw err;
     }
   };
-  /** `{ stop: true, result? }`: the loop ends at the next step with `result`, else the model's latest text (seed 004). */
+  /** `{ stop: true, result? }`: the loop ends at the next step with `result`, else the model's latest text (docs/agents.md). */
   const takeStop = (d: Answer | undefined): boolean => {
     if (!d?.stop) return false;
     state.stop ??= { result: d.result !== undefined ? d.result : state.lastText };
@@ -242,7 +242,7 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
       return;
     }
     if (state.retrying) {
-      // The same turn again after a failed model call (seed 004: the trace's `retry`).
+      // The same turn again after a failed model call (docs/agents.md: the trace's `retry`).
       state.retrying = false;
       const pending = state.pending;
       state.pending = undefined;

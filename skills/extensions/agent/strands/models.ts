@@ -1,4 +1,4 @@
-// `createModel(config)`: the cascade's `model` object → a Strands model (SPEC §11, §18).
+// `createModel(config)`: the cascade's `model` object → a Strands model (docs/agents.md, docs/ci.md).
 // Every provider's module is imported lazily, so loading this file costs nothing; credentials
 // come only from the environment. A config this file cannot use (an unknown provider, a key in
 // it, replay without a cassette) is E_CONFIG; a model that cannot be reached or used is E_MODEL:
@@ -34,7 +34,7 @@ export interface ModelConfig {
   maxRetries?: number;
   /** The wait before the first retry, doubled for each next one (default 1000 ms); a Retry-After wins. */
   retryDelayMs?: number;
-  /** Model configs tried in order when a model call still fails after its retries (SPEC §18). */
+  /** Model configs tried in order when a model call still fails after its retries (docs/ci.md). */
   fallback?: ModelConfig[];
   /** replay: `strict` (default) checks each recorded request; `loose` plays the turns regardless. */
   replay?: 'strict' | 'loose';

@@ -1,4 +1,4 @@
-// `model.record: PATH` (SPEC §11, §18): wraps any Strands model and writes a cassette of what it
+// `model.record: PATH` (docs/agents.md, docs/ci.md): wraps any Strands model and writes a cassette of what it
 // produced — per model response, its text, the `code` of its `invoke` tool uses and the request
 // it answered (its sha256 and text, request.ts) — after every turn, so a run that crashes still
 // leaves a partial cassette.

@@ -1,7 +1,7 @@
-// A Strands `Model` that plays back a cassette (SPEC §11): the real agent loop runs, offline and
+// A Strands `Model` that plays back a cassette (docs/agents.md): the real agent loop runs, offline and
 // deterministic. Each `stream()` call is one model response: the turn's text as text deltas,
 // then, if the turn has `invoke`, one `invoke` tool use with input `{ code }`. A turn recorded
-// with its request (SPEC §18) is played only for that request: anything else is E_CASSETTE_DRIFT
+// with its request (docs/ci.md) is played only for that request: anything else is E_CASSETTE_DRIFT
 // with the first difference as a unified diff, unless `model.replay: loose`.
 
 import { relative, isAbsolute } from 'node:path';
@@ -15,8 +15,8 @@ import { renderRequest, type RequestPaths } from './request.ts';
 /**
  * The cassette has no more turns: the recorded model stopped there. `final`: retrying cannot
  * help (persistent mode does not back off and retry it), and the run ended on whatever happened
- * last — the agent reports a tool error it ended on (SPEC §11: E_SANDBOX "to the caller only if
- * the run ends on it").
+ * last — the agent reports a tool error it ended on (docs/agents.md: E_SANDBOX reaches
+ * the caller only if the run ends on it).
  */
 export class CassetteEndedError extends AgentAppsError {
   readonly final = true;

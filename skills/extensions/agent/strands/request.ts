@@ -1,4 +1,4 @@
-// What the model is sent, as a cassette keeps it (SPEC §18): a recorded turn stores the sha256 of
+// What the model is sent, as a cassette keeps it (docs/ci.md): a recorded turn stores the sha256 of
 // its request — the system prompt, the tool specs and the messages (so the args, the earlier
 // turns and the tool results too) — and the request as readable text, for the diff replay shows
 // when the request it is about to answer is not the one recorded (E_CASSETTE_DRIFT).

@@ -1,4 +1,4 @@
-// Transient model errors (SPEC §18): which failures are worth another attempt, how long to wait
+// Transient model errors (docs/ci.md): which failures are worth another attempt, how long to wait
 // before it, and the config that says how many. The provider SDKs' own retries are off
 // (models.ts), so `model.retries` is the exact number of extra attempts a model call gets.
 
