@@ -1,4 +1,4 @@
-// Asking a person (SPEC §17): `ctx.manager.ask(question, { choices })` and the approval gates of
+// Asking a person (docs/agents.md): `ctx.manager.ask(question, { choices })` and the approval gates of
 // agent code both end in one `Asker` the runtime holds. The terminal UI (src/tui) provides it when
 // a run is interactive (`createRuntime({ asker })`); without one, asking fails with
 // E_NOT_INTERACTIVE and an approval gate is refused (E_ALLOWED_TOOLS, "needs approval").

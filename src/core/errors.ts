@@ -54,7 +54,7 @@ export interface SchemaError {
   schemaPath: string;
 }
 
-/** Args or a result that violate a JSON Schema; `.errors` is ajv's list (SPEC §13). */
+/** Args or a result that violate a JSON Schema; `.errors` is ajv's list (docs/architecture.md). */
 export class ValidationError extends AgentAppsError {
   errors: SchemaError[];
   /** `args` (a usage error, exit 2) or `returns` (the skill failed, exit 1). */
@@ -66,7 +66,7 @@ export class ValidationError extends AgentAppsError {
   }
 }
 
-/** Refusal, not failure (seed 002): `ctx.manager.abort(reason)` makes `invoke` reject with this. */
+/** Refusal, not failure (docs/middleware.md): `ctx.manager.abort(reason)` makes `invoke` reject with this. */
 export class AbortError extends AgentAppsError {
   reason: unknown;
   constructor(reason?: unknown) {

@@ -1,4 +1,4 @@
-// Dotted-path access for `ctx.manager.get/set` (seed 001). Dotted look-ups only: no expressions.
+// Dotted-path access for `ctx.manager.get/set` (docs/concepts.md). Dotted look-ups only: no expressions.
 import { AgentAppsError } from './errors.ts';
 
 export function getPath(root: unknown, path: string): unknown {

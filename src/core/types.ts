@@ -1,4 +1,4 @@
-// The shapes of seed 001 (the context) and SPEC §3/§13 (tools), as types.
+// The shapes of the context (docs/concepts.md) and of tools (docs/writing-skills.md), as types.
 // Runtime checks happen where data enters (loader, CLI, RPC); everything else trusts these.
 
 import type { AskOptions } from './ask.ts';
@@ -14,7 +14,7 @@ export interface ToolDecl {
   returns?: JsonObject;
   visibility: 'public' | 'hidden';
   allowedTools?: string;
-  /** `ask-tools` (SPEC §17): tools its agent may call with a person's approval (allowed-tools syntax). */
+  /** `ask-tools` (docs/agents.md): tools its agent may call with a person's approval (allowed-tools syntax). */
   askTools?: string;
   role: 'skill' | 'middleware';
   tags: string[];
@@ -60,7 +60,7 @@ export interface LoadedTool {
   metadata: JsonObject;
   /** Identity for caches: changes whenever the file changes. */
   version: number;
-  /** Problems that did not stop the tool from loading (SPEC §3.1: lenient SKILL.md loading). */
+  /** Problems that did not stop the tool from loading (docs/writing-skills.md: lenient SKILL.md loading). */
   diagnostics?: Diagnostic[];
   /**
    * Agent Skills / Claude Code extensions of a SKILL.md skill: `argument-hint`, and
@@ -69,7 +69,7 @@ export interface LoadedTool {
   skill?: { argumentHint?: string; userInvocable?: boolean; modelInvocable?: boolean; dir?: string };
 }
 
-/** A problem in a skill file, placed (SPEC §3.1, `agent-apps validate`). */
+/** A problem in a skill file, placed (docs/writing-skills.md, `agent-apps validate`). */
 export interface Diagnostic {
   severity: 'error' | 'warning';
   message: string;
@@ -108,7 +108,7 @@ export interface MiddlewareSpec {
   remove?: boolean;
   fn?: (ctx: Context, args: unknown) => unknown;
 }
-/** `name → args` or `name → { args, before, after, remove, fn }` (SPEC §6.5). */
+/** `name → args` or `name → { args, before, after, remove, fn }` (docs/middleware.md). */
 export type ExtraMiddleware = Record<string, unknown>;
 
 export interface Locals {
@@ -139,7 +139,7 @@ export interface Globals {
 }
 
 /**
- * The runtime's own long-lived state on `globals.internals` (seed 001), typed. Each subsystem
+ * The runtime's own long-lived state on `globals.internals` (docs/concepts.md), typed. Each subsystem
  * declares the keys it owns where it owns them, by declaration merging — as Hono's
  * `ContextVariableMap` —
  *
@@ -154,7 +154,7 @@ export interface Globals {
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface RuntimeState {}
 
-/** `globals.internals`: the runtime state (the seed's name for it). */
+/** `globals.internals`: the runtime state (the name docs/concepts.md gives it). */
 export type Internals = RuntimeState;
 
 export interface Envelope {
@@ -183,12 +183,12 @@ export interface Context {
 }
 
 export interface InvokeOptions {
-  /** A partial context seed (seed 000 step 3). */
+  /** A partial context seed (docs/concepts.md). */
   context?: ContextSeed;
   /** Fire and forget: resolves at once, errors are swallowed (and logged). */
   detached?: boolean;
   /**
-   * `runtime.invoke` only (SPEC §19): submit the invocation to a NATS work queue and wait for a
+   * `runtime.invoke` only (docs/scale.md): submit the invocation to a NATS work queue and wait for a
    * worker's result — `true`, or the queue and the longest wait (E_TIMEOUT past it).
    */
   remote?: boolean | { queue?: string; timeoutMs?: number };
@@ -278,7 +278,7 @@ export interface ContextManager {
   tail(opts?: TailOptions): LogEvent[];
   configure(opts?: ConfigureOptions): LogSettings;
   /**
-   * Asks the person running agent-apps (SPEC §17): resolves with the chosen choice's value, or the
+   * Asks the person running agent-apps (docs/agents.md): resolves with the chosen choice's value, or the
    * text typed when there are no choices. E_NOT_INTERACTIVE when there is nobody to ask (no
    * terminal, no asker given to createRuntime); E_ABORTED when this context is aborted meanwhile.
    */
@@ -304,7 +304,7 @@ export interface ToolSummary {
   origin: string | null;
   visibility: string;
   error?: string;
-  /** Problems that did not stop it from loading (SPEC §3.1). */
+  /** Problems that did not stop it from loading (docs/writing-skills.md). */
   warnings?: string[];
   /** The origin of the skill of the same name that this one shadows (a later search root's, or an MCP tool). */
   shadows?: string;

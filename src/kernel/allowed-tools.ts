@@ -1,7 +1,7 @@
-// allowed-tools specs (SPEC §3, §15, seed 004): space-delimited picomatch globs, each optionally
+// allowed-tools specs (docs/writing-skills.md, docs/security.md, docs/agents.md): space-delimited picomatch globs, each optionally
 // constraining args — `file-read event-* schedule-create(ref=my-*)`. Compiled once per spec.
 //
-// A constraint matches its arg by the arg's kind (SPEC §15, "arg constraints on paths"):
+// A constraint matches its arg by the arg's kind (docs/security.md):
 // - a path (`x-path` in the tool's params, or a key named path / file / dir / cwd …) is resolved
 //   against the caller's cwd, `..` folded and symlinks followed, then matched against the pattern
 //   resolved the same way: `*` never crosses `/`, and `docs/*` never admits `docs/../x`;
@@ -38,7 +38,7 @@ interface Rule {
 export interface AllowedTools {
   spec: string;
   rules: Rule[];
-  /** True when the spec contains a bare `*` (discovery mode, seed 004). */
+  /** True when the spec contains a bare `*` (discovery mode, docs/agents.md). */
   wildcard: boolean;
   /** Names the spec lists literally (no glob characters). */
   named: string[];
@@ -46,7 +46,7 @@ export interface AllowedTools {
   allows(name: string, args?: unknown, env?: MatchEnv): boolean;
   /**
    * True when a rule admits this call with an absolute pattern on `key`: the explicit permission
-   * file tools need to reach a path outside the workspace (SPEC §15).
+   * file tools need to reach a path outside the workspace (docs/security.md).
    */
   allowsOutside(name: string, key: string, args: unknown, env: MatchEnv): boolean;
 }
@@ -73,7 +73,7 @@ function fromAgentSkills(token: string): string[] {
   if (!alias) return [];
   if (m[2] === undefined || m[2].trim() === '*') return [alias.tool];
   const pattern = m[2].trim().replace(/[,)]/g, '');
-  // Claude Code's `prefix:*` means the command `prefix`, alone or with arguments (SPEC §3.1:
+  // Claude Code's `prefix:*` means the command `prefix`, alone or with arguments (docs/writing-skills.md:
   // `Bash(git:*)` → `shell(command=git *)`).
   const prefix = /^(.*):\*$/.exec(pattern);
   if (prefix) return [`${alias.tool}(${alias.arg}=${prefix[1]})`, `${alias.tool}(${alias.arg}=${prefix[1]} *)`];
@@ -97,7 +97,7 @@ export function argKind(key: string, params?: unknown): ArgKind {
 
 /**
  * A shell command with nothing that chains, substitutes, expands or redirects: one simple command
- * (SPEC §15). `$` is refused outright — `$VAR` would read the host's environment, credentials
+ * (docs/security.md). `$` is refused outright — `$VAR` would read the host's environment, credentials
  * included — as are other line breaks (U+2028/9) that a shell or a reader may treat as one.
  */
 export function isSimpleCommand(command: string): boolean {

@@ -1,4 +1,4 @@
-// The runtime's side of asking a person (SPEC §17): the asker a runtime holds (src/core/ask.ts
+// The runtime's side of asking a person (docs/agents.md): the asker a runtime holds (src/core/ask.ts
 // is its contract), one question at a time, withdrawn when its caller aborts. Used by
 // `ctx.manager.ask()` and by the approval gates of agent code (src/agent/approval.ts).
 import { AbortError, AgentAppsError } from '../core/errors.ts';

@@ -1,4 +1,4 @@
-// The cascade (SPEC §6.1–6.3): metadata merged from the library's main, the tool's authority
+// The cascade (docs/concepts.md): metadata merged from the library's main, the tool's authority
 // chain, the tool's own metadata and the CLI level, lowest precedence first. Annotations (`$`
 // keys) are extracted per level and never reach the merged metadata.
 import { interpolate, type InterpolationVars } from './interpolate.ts';

@@ -1,4 +1,4 @@
-// The onion (seed 000 "The Middleware Chain", seed 002, SPEC §6.6): one pipeline's chain of
+// The onion (docs/concepts.md, docs/middleware.md): one pipeline's chain of
 // entries, run one `next()` at a time. Like koa-compose it is *handed* what it runs — the
 // `ChainHost` invokes an entry's tool, a hook, or the served tool's own function — and imports
 // nothing above it. The rules it enforces, each where it happens:
@@ -21,9 +21,9 @@ import type { ChainEntryInput, Context, LogInput } from '../core/types.ts';
 export interface ChainHost {
   /** The served context: entries with an `fn` are called with it; its `locals.result` is the result. */
   readonly ctx: Context;
-  /** Invokes an entry's tool as middleware serving this context (seed 000: middleware are skills). */
+  /** Invokes an entry's tool as middleware serving this context (docs/concepts.md: middleware are skills). */
   invokeEntry(entry: ChainEntry): Promise<unknown>;
-  /** Invokes a `$hook` tool serving this context (seed 003). */
+  /** Invokes a `$hook` tool serving this context (docs/events.md). */
   invokeHook(hook: HookRef, info: HookInfo): Promise<unknown>;
   /** The served tool's own function, if it has one. */
   readonly fn: (() => unknown) | undefined;
@@ -50,7 +50,7 @@ export class Chain {
   #fnRan = false;
   /** The entries (and hooks) running now, innermost last: whose `next()` is being called. */
   readonly #frames: HookFrame[] = [];
-  /** `$next` hooks from the plan (seed 003); undefined means no wrapper at all. */
+  /** `$next` hooks from the plan (docs/events.md); undefined means no wrapper at all. */
   nextHooks: readonly HookRef[] | undefined;
   readonly #host: ChainHost;
 
@@ -87,7 +87,7 @@ export class Chain {
     return this.#dispatch();
   }
 
-  /** `hooks` as an onion around `inner` (seed 003), on this chain's frames. */
+  /** `hooks` as an onion around `inner` (docs/events.md), on this chain's frames. */
   wrap(hooks: readonly HookRef[], inner: () => Promise<unknown>, info: HookInfo): Promise<unknown> {
     return runHooks(this.#frames, hooks, 0, inner, info, (hook) => this.#host.invokeHook(hook, info));
   }
@@ -109,7 +109,7 @@ export class Chain {
       const entry = this.#entries[this.#pos++]!;
       if (!entry.fn) {
         if (host.inAncestry(entry.name)) {
-          // Runtime cycle skip (seed 000): the entry's tool already serves this pipeline.
+          // Runtime cycle skip (docs/concepts.md): the entry's tool already serves this pipeline.
           host.log({ type: 'cycle-skip', tag: 'pipeline', level: 'warn', text: `skipped '${entry.name}': it already appears in this pipeline's ancestry`, entry: entry.name });
           continue;
         }
@@ -123,7 +123,7 @@ export class Chain {
     }
   }
 
-  /** One chain entry: invoke it (or call its fn), then apply seed 000's return-value rules. */
+  /** One chain entry: invoke it (or call its fn), then apply the return-value rules (docs/middleware.md). */
   async #runEntry(entry: ChainEntry): Promise<unknown> {
     const host = this.#host;
     const frame: HookFrame = { entry, calledNext: false };
@@ -133,14 +133,14 @@ export class Chain {
       value = entry.fn ? await entry.fn(host.ctx, entry.args) : await host.invokeEntry(entry);
     } catch (err) {
       if (err instanceof AbortError) {
-        // Refusal unwinds like a return (seed 002): upstream post-steps run, and the pipeline
+        // Refusal unwinds like a return (docs/middleware.md): upstream post-steps run, and the pipeline
         // rejects with the AbortError at its end. A middleware refusing through its own context
         // refuses the served tool; an abort from above is logged once, where it happened.
         if (!host.isAborted()) host.abort(err.reason);
         return host.ctx.locals.result;
       }
       // A middleware's own configuration error without a place gets the place of the cascade level
-      // that set the entry (SPEC: errors with a place) — not an error that only passed through it.
+      // that set the entry (docs/middleware.md: errors with a place) — not an error that only passed through it.
       throw !entry.fn && thrownBy.get(err as object) === entry.name ? withEntryPlace(err, entry) : err;
     } finally {
       const i = this.#frames.lastIndexOf(frame);
@@ -152,7 +152,7 @@ export class Chain {
       this.finished = true;
     } else if (!frame.calledNext && !this.finished && !host.isAborted() && this.#pos < this.#entries.length) {
       const left = this.#entries.length - this.#pos;
-      // Type and code are both the seed's name for it, so it can be found either way.
+      // Type and code are both the documented name for it, so it can be found either way.
       host.log({ type: 'E_PIPELINE_SHORT_CIRCUITED', tag: 'pipeline', level: 'warn', code: 'E_PIPELINE_SHORT_CIRCUITED', text: `'${entry.name}' returned without calling next(), finish() or abort(); ${left} entr${left === 1 ? 'y' : 'ies'} did not run`, entry: entry.name });
       this.finished = true;
     }

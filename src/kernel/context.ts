@@ -1,4 +1,4 @@
-// The context of seed 001: a plain data object (envelope, args, run, locals, nonlocals,
+// The context (docs/concepts.md): a plain data object (envelope, args, run, locals, nonlocals,
 // globals) with a non-enumerable, immutable `manager`. Ids and signals are created lazily —
 // most contexts never need either, and the invoke benchmark shows the difference.
 import { randomUUID } from 'node:crypto';
@@ -7,7 +7,7 @@ import { copyData, deepFreeze } from '../core/path.ts';
 import type { Context, ContextManager, Envelope, Frontmatter, Globals, HistoryFrame, JsonObject, LocalConfig, Locals, Nonlocals, RunState, ToolDecl } from '../core/types.ts';
 
 export class ContextEnvelope implements Envelope {
-  // Immutable (seed 001): private fields behind getters — assigning throws, and it costs nothing
+  // Immutable (docs/concepts.md): private fields behind getters — assigning throws, and it costs nothing
   // on the invoke path (Object.freeze / defineProperty per context doubled invoke.overhead).
   #id: string | undefined;
   #parent: Context | null;
@@ -47,9 +47,9 @@ export interface Origin {
 }
 
 /**
- * `run.origin` (seed 001: mutable) as this context's own. The frontmatter it is handed is the
+ * `run.origin` (docs/concepts.md: mutable) as this context's own. The frontmatter it is handed is the
  * tool's, shared by every invocation: the context's copy is made on first read of
- * `frontmatter`, so a write never reaches the next invocation (seed 001: no side channels), and
+ * `frontmatter`, so a write never reaches the next invocation (docs/concepts.md: no side channels), and
  * reading `uri` — what skills usually want — copies nothing. A frontmatter assigned is taken as
  * it is. `JSON.stringify` and `serializeContext` see both fields (`toJSON`); a spread sees `uri`.
  */
@@ -96,7 +96,7 @@ export class ContextRun implements RunState {
     this.#interactive = interactive;
   }
 
-  /** Mutable (seed 001); see ContextOrigin. Created on first read: most contexts never look. */
+  /** Mutable (docs/concepts.md); see ContextOrigin. Created on first read: most contexts never look. */
   get origin(): Origin {
     return (this.#origin ??= new ContextOrigin(this.#uri, this.#frontmatter));
   }
@@ -107,7 +107,7 @@ export class ContextRun implements RunState {
   }
 
   /**
-   * Mutable (seed 001): the resolved cascade metadata, this context's own. The orchestrator
+   * Mutable (docs/concepts.md): the resolved cascade metadata, this context's own. The orchestrator
    * assigns the plan's, frozen and shared by every invocation of the tool: it is copied on first
    * read, so only a context whose skill looks pays for the copy, and a write never reaches the
    * plan. An unfrozen value assigned is taken as it is.
@@ -131,7 +131,7 @@ export class ContextRun implements RunState {
     return run.#cascade;
   }
 
-  /** Immutable: chosen when the context is created (seed 001). */
+  /** Immutable: chosen when the context is created (docs/concepts.md). */
   get interactive(): boolean {
     return this.#interactive;
   }
@@ -203,9 +203,9 @@ export class ContextImpl implements Context {
 }
 
 /**
- * `locals.history` is append-only (seed 001): its frames and the array are frozen, so no frame
+ * `locals.history` is append-only (docs/concepts.md): its frames and the array are frozen, so no frame
  * can be removed or rewritten, and a child — which starts from a new array, its caller's frames
- * plus its own (SPEC §5) — cannot change its caller's. Frames already frozen (the caller's) are
+ * plus its own (docs/concepts.md) — cannot change its caller's. Frames already frozen (the caller's) are
  * not visited again.
  */
 export function freezeHistory(history: HistoryFrame[]): readonly HistoryFrame[] {

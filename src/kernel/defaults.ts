@@ -1,5 +1,5 @@
 // JSON-Schema defaults from the tool's own `params`, applied once when the context is created
-// (SPEC §5): nothing later changes `args`. Only `properties.*.default`, recursively, as ajv's
+// (docs/concepts.md): nothing later changes `args`. Only `properties.*.default`, recursively, as ajv's
 // `useDefaults` would — without compiling a validator on the hot path.
 import { isPlainObject } from '../core/path.ts';
 

@@ -1,4 +1,4 @@
-// `$hook` wrappers (seed 003 "Hooks"): `$next` hooks wrap each chain entry, `$invoke` hooks the
+// `$hook` wrappers (docs/events.md): `$next` hooks wrap each chain entry, `$invoke` hooks the
 // whole pipeline. Each hook is a tool run as middleware serving the context; its
 // `target.manager.next()` runs the next hook, and the last one runs the wrapped operation — so
 // hooks form an onion of their own around one operation. Hooks observe, they do not gate: a hook

@@ -1,4 +1,4 @@
-// Interpolation of cascade values (SPEC §6.3): `${dir}`, `${root}`, `${workspace}`, `${cwd}`,
+// Interpolation of cascade values (docs/concepts.md): `${dir}`, `${root}`, `${workspace}`, `${cwd}`,
 // `${name}`, `${env.NAME}` in string values, per level, before merging. `$${` escapes.
 import { ConfigurationError } from '../core/errors.ts';
 import { isPlainObject } from '../core/path.ts';

@@ -1,7 +1,7 @@
-// Logging (SPEC §10, seed 001): one ring buffer of 10,000 events on globals.internals, levels
+// Logging (docs/events.md, docs/concepts.md): one ring buffer of 10,000 events on globals.internals, levels
 // trace < debug < info < warn < error, per-run settings (scoped by rootContextId) over global
 // ones, and reporters. Secrets are redacted before any reporter sees an event.
-// Limits (SPEC §15): an event's `text` is cut at 64 KiB (with a note saying how much went), and
+// Limits (docs/security.md): an event's `text` is cut at 64 KiB (with a note saying how much went), and
 // the ring is bounded in bytes (64 MiB) as well as in count, oldest dropped. Each event is
 // measured once, as it enters the ring (`approxBytes`); the ring keeps the sizes beside it.
 import { ConfigurationError } from '../core/errors.ts';
@@ -9,9 +9,9 @@ import { redact } from '../core/redact.ts';
 import type { ConfigureOptions, LogEvent, LogLevel, LogSettings, Reporter, TailOptions } from '../core/types.ts';
 
 export const LEVELS: Record<LogLevel, number> = { trace: 0, debug: 1, info: 2, warn: 3, error: 4 };
-/** SPEC §15: a log event's text is cut at this many characters. */
+/** docs/security.md: a log event's text is cut at this many characters. */
 export const MAX_LOG_TEXT = 64 * 1024;
-/** SPEC §15: the ring retains at most this many bytes of events. */
+/** docs/security.md: the ring retains at most this many bytes of events. */
 export const DEFAULT_RING_BYTES = 64 * 1024 * 1024;
 
 interface Settings {
@@ -67,7 +67,7 @@ export class Logger {
   emit(event: LogEvent): void {
     const s = this.settings(event.rootContextId);
     // `record: true` marks the run's own record (run-start, run-end, the session's agent-run,
-    // SPEC §18): kept whatever the level and scope, so `agent-apps runs` never misreads a run.
+    // docs/ci.md): kept whatever the level and scope, so `agent-apps runs` never misreads a run.
     if (event.record !== true) {
       if (LEVELS[event.level] < LEVELS[s.level]) return;
       if (s.scope && !s.scope.includes(event.tag)) return;

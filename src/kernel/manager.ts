@@ -1,4 +1,4 @@
-// The ContextManager of seed 001: the thin facade a context's code talks to. The chain runner is
+// The ContextManager (docs/concepts.md): the thin facade a context's code talks to. The chain runner is
 // `chain.ts`, hooks `hooks.ts`, the composed signal `signal.ts`; the manager holds one of each
 // for its context, plus its abort state, and reaches the rest of the runtime only through the
 // `KernelServices` it was handed (the orchestrator), so nothing here imports upward.
@@ -28,7 +28,7 @@ export class Manager implements ContextManager, ChainHost {
   readonly ctx: ContextImpl;
   readonly kernel: KernelServices;
   tool: LoadedTool;
-  /** This context's pipeline (seed 000): entries, position, the one-next() frames. */
+  /** This context's pipeline (docs/concepts.md): entries, position, the one-next() frames. */
   readonly chain: Chain;
   aborted = false;
   abortReason: unknown;
@@ -63,7 +63,7 @@ export class Manager implements ContextManager, ChainHost {
   }
 
   inAncestry(name: string): boolean {
-    // Only chain links count: an independent invoke starts a fresh pipeline (seed 000).
+    // Only chain links count: an independent invoke starts a fresh pipeline (docs/concepts.md).
     for (let c: Context | null = this.ctx; c; ) {
       if (c.run.tool.name === name) return true;
       c = c.envelope.hasOtherTarget ? c.envelope.target : null;

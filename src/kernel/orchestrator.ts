@@ -1,4 +1,4 @@
-// `invoke`, exactly as seed 000's eight steps: $NAME extraction → findTool → child context and
+// `invoke`, exactly as the eight steps of docs/concepts.md ("Invoke, step by step"): $NAME extraction → findTool → child context and
 // its seed → origin / prompt / tool → history frame → authority and cascade (cached in the
 // Planner) → chain entries → run the chain. The kernel knows only how to invoke, cascade, sort
 // and run a chain; every middleware is a skill.
@@ -81,7 +81,7 @@ export class Kernel {
   private async run(caller: Context, ref: string | ToolDef, args: unknown, options: InvokeOptions | undefined): Promise<unknown> {
     const callerLocals = caller.locals;
     const internals = callerLocals.internals;
-    // untrustedRef (seed 004): agent code may name tools, never load code by URI or path.
+    // untrustedRef (docs/agents.md): agent code may name tools, never load code by URI or path.
     if (internals?.untrustedRef && isPathRef(ref)) {
       throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may only invoke tools by name; '${typeof ref === 'string' ? ref.slice(0, 80) : 'an inline ToolDef'}' is a path, URI or definition`);
     }
@@ -94,7 +94,7 @@ export class Kernel {
     return this.start(caller, tool, args, seed, isContext(seed?.target) ? seed!.target : undefined, false);
   }
 
-  /** A chain entry: the tool invoked with `target` set to the served context (seed 000). */
+  /** A chain entry: the tool invoked with `target` set to the served context (docs/concepts.md). */
   invokeEntry(served: ContextImpl, entry: ChainEntry): Promise<unknown> {
     const hit = this.registry.lookup(entry.name, served.locals.config.paths);
     if (hit && 'decl' in hit) return this.start(served, hit, entry.args, undefined, served, true);
@@ -121,7 +121,7 @@ export class Kernel {
     if (hasDefs === undefined) defaultsCache.set(tool, (hasDefs = hasDefaults(tool.decl.params)));
     if (hasDefs) args = applyDefaults(tool.decl.params, args);
     if (args === undefined) args = isEntry ? undefined : {};
-    // SPEC §5: args are frozen after creation — a chain entry's too (cascade values already are).
+    // docs/concepts.md: args are frozen after creation — a chain entry's too (cascade values already are).
     if (isPlainObject(args) && !Object.isFrozen(args)) args = Object.freeze(args === rawArgs ? { ...args } : args);
     const nonlocals: Nonlocals = { ...parent.nonlocals };
     const locals = this.newLocals(parent, tool, args);
@@ -144,12 +144,12 @@ export class Kernel {
   private newLocals(parent: Context | null, tool: LoadedTool, args: unknown): Locals {
     // Step 5: the history frame — a child starts with its parent's stack plus its own frame. The
     // runtime's root context was not invoked, so it has none: the stack starts at the first tool.
-    // Append-only (seed 001), built frozen on first read: most contexts never read theirs.
+    // Append-only (docs/concepts.md), built frozen on first read: most contexts never read theirs.
     return new ContextLocals(parent?.locals, parent ? { tool: tool.name, args, timestamp: Date.now() } : undefined, { ...this.base });
   }
 
   private applySeed(ctx: ContextImpl, manager: Manager, seed: ContextSeed): void {
-    // The seed signal (seed 001, run.signal): `{ signal }`, or `{ run: { signal } }` by its path.
+    // The seed signal (docs/concepts.md, run.signal): `{ signal }`, or `{ run: { signal } }` by its path.
     const signal = seed.signal ?? seed.run?.signal;
     if (signal instanceof AbortSignal) manager.seedSignal = signal;
     for (const key of Object.keys(seed)) {
@@ -190,7 +190,7 @@ export class Kernel {
     }
   }
 
-  /** `list` (SPEC §12): every tool on the paths. */
+  /** `list` (docs/cli.md): every tool on the paths. */
   list(paths: readonly string[], opts?: { all?: boolean }): Promise<ToolSummary[]> {
     return this.registry.list(paths, opts);
   }
@@ -210,7 +210,7 @@ export class Kernel {
   }
 
   /**
-   * A `$hook` binding (seed 003): the hook tool runs as middleware serving `served`. Per the
+   * A `$hook` binding (docs/events.md): the hook tool runs as middleware serving `served`. Per the
    * seed it receives the wrapped entry's args ($next) or the tool's args ($invoke); its own
    * cascade value and what it wraps are on `ctx.locals.hook`.
    */
@@ -246,7 +246,7 @@ function fillIn(primary: Record<string, unknown>, secondary: Record<string, unkn
 }
 
 /**
- * Extra middleware (SPEC §6.5): `name → args` or `name → { args, before, after, remove, fn }`.
+ * Extra middleware (docs/middleware.md): `name → args` or `name → { args, before, after, remove, fn }`.
  * Same name as a cascade entry overrides it (keeping its ordering as fallback); `remove: true`
  * suppresses it; a new name is appended with the default ordering.
  */
@@ -271,15 +271,15 @@ export function mergeExtra(entries: readonly ChainEntry[], ...sources: (ExtraMid
       }
     }
   }
-  // SPEC §6.5: an entry whose constraints all name absent entries keeps the default slot.
+  // docs/middleware.md: an entry whose constraints all name absent entries keeps the default slot.
   return sortEntries(chain, { defaultSlot: true });
 }
 
-const SPEC_KEYS = new Set(['args', 'before', 'after', 'remove', 'fn']);
+const EXTRA_ENTRY_KEYS = new Set(['args', 'before', 'after', 'remove', 'fn']);
 
 function normalizeSpec(raw: unknown): { args: unknown; before?: string[]; after?: string[]; remove?: boolean; fn?: ChainEntry['fn'] } {
   if (typeof raw === 'function') return { args: undefined, fn: raw as ChainEntry['fn'] };
-  if (isPlainObject(raw) && Object.keys(raw).length > 0 && Object.keys(raw).every((k) => SPEC_KEYS.has(k))) {
+  if (isPlainObject(raw) && Object.keys(raw).length > 0 && Object.keys(raw).every((k) => EXTRA_ENTRY_KEYS.has(k))) {
     const list = (v: unknown) => (v === undefined ? undefined : Array.isArray(v) ? (v as string[]) : [String(v)]);
     return { args: raw.args, before: list(raw.before), after: list(raw.after), remove: raw.remove === true, fn: raw.fn as ChainEntry['fn'] };
   }

@@ -1,6 +1,6 @@
-// Ordering of chain entries (SPEC §6.4): a stable topological sort over before/after
+// Ordering of chain entries (docs/middleware.md): a stable topological sort over before/after
 // constraints, with the phase sentinels $configure < $post-configure < $pre-execute < $agent as
-// virtual anchors that never appear in the output ($agent, SPEC §18: after agent-execute — what
+// virtual anchors that never appear in the output ($agent, docs/ci.md: after agent-execute — what
 // runs after the agent, such as `session`). Insertion order breaks ties. A constraint naming an
 // entry that is not in the chain is ignored; in a whole chain, an entry whose constraints are all
 // ignored gets the default slot, so removing one middleware never moves another out of its phase.
@@ -24,8 +24,8 @@ export interface SortOptions {
   /**
    * The entries are a whole chain (a plan, or a plan with extra middleware): an entry whose
    * constraints all name entries absent from it sits in the default slot, after `$configure` and
-   * before `$post-configure` (SPEC §6.4). Not for re-sorting the rest of a running chain
-   * (`inject`), where a constraint naming an executed entry is simply stripped (seed 000).
+   * before `$post-configure` (docs/middleware.md). Not for re-sorting the rest of a running chain
+   * (`inject`), where a constraint naming an executed entry is simply stripped (docs/concepts.md).
    */
   defaultSlot?: boolean;
   /** The tool whose chain this is, for the cycle's message. */

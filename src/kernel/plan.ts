@@ -1,4 +1,4 @@
-// Step 6–8 of seed 000, cached per tool: authority chain → cascade → toolKeys → auto-static
+// Steps 6–8 of invoke (docs/concepts.md, "Invoke, step by step"), cached per tool: authority chain → cascade → toolKeys → auto-static
 // demotion (Tarjan SCC) → ordered chain entries. Nothing here depends on the invocation, so the
 // result is shared by every call of the tool until the registry is invalidated.
 import { placeOf, resolveCascade, type CascadeLevel, type CascadeResult } from './cascade.ts';
@@ -137,7 +137,7 @@ export class Planner {
     return plan;
   }
 
-  /** Cascade levels for a tool, lowest precedence first (SPEC §6.1). */
+  /** Cascade levels for a tool, lowest precedence first (docs/concepts.md). */
   async levels(tool: LoadedTool): Promise<CascadeLevel[]> {
     const { registry, overrides } = this.env;
     const levels: CascadeLevel[] = [];
@@ -170,7 +170,7 @@ export class Planner {
       if (cascade.metadata[key] === false) continue;
       const exists = registry.has(key, paths);
       if (!exists && !cascade.dynamic.has(key)) continue;
-      // A tool that declares `$hook: { $self: … }` binds as a hook, not as a chain entry (seed 003).
+      // A tool that declares `$hook: { $self: … }` binds as a hook, not as a chain entry (docs/events.md).
       let triggers: ('$next' | '$invoke')[] | undefined;
       const declared = cascade.hook[key];
       if (declared !== undefined) triggers = (Array.isArray(declared) ? declared : [declared]) as ('$next' | '$invoke')[];

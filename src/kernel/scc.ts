@@ -1,4 +1,4 @@
-// Tarjan's strongly connected components (seed 000, "Leaf Middleware and Cycle Prevention"):
+// Tarjan's strongly connected components (docs/concepts.md):
 // a toolKey whose tool sits in the same SCC as the current tool is demoted to data.
 
 export function stronglyConnected(nodes: Iterable<string>, edges: (node: string) => Iterable<string>): Map<string, number> {

@@ -1,4 +1,4 @@
-// serializeContext (seed 001, "Serialization"): on demand; functions and other non-serializable
+// serializeContext (docs/concepts.md): on demand; functions and other non-serializable
 // values become undefined, cycles "[Circular]", nesting is cut at `depth` (default 8).
 import type { Context } from '../core/types.ts';
 

@@ -1,4 +1,4 @@
-// A context's `run.signal` (SPEC §5, seed 001): its own controller, composed with its parent's
+// A context's `run.signal` (docs/concepts.md): its own controller, composed with its parent's
 // signal and a seed signal *by listeners* — not `AbortSignal.any`, whose followers live as long as
 // their sources — and those listeners are removed when the invocation settles, so a long-lived
 // parent never collects one per child. Created on first read: most contexts never need one.

@@ -1,4 +1,4 @@
-// ctxTarget (seed 001, "The Target Context"): the served context of a middleware, with a guard.
+// ctxTarget (docs/concepts.md): the served context of a middleware, with a guard.
 import { AgentAppsError } from '../core/errors.ts';
 import type { Context, Frontmatter, ToolDef, ToolFn } from '../core/types.ts';
 

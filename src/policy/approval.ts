@@ -1,5 +1,5 @@
-// Approval gates and trust (SPEC §17; seed 002: "tool-execution approval — may this tool call
-// run? — opens inside a tool handler"). The bridge (bridge.ts) decides that a call from agent code
+// Approval gates and trust (docs/agents.md): tool-execution approval — may this tool call
+// run? — opens inside a tool handler. The bridge (bridge.ts) decides that a call from agent code
 // needs a person — its agent's `ask-tools` matched it, or the called tool's `trust` is `ask` — and
 // this module opens the gate: only that call waits; the person sees the tool, its args and the
 // calling code and answers allow once / allow for this run / deny (with a reason the model sees).
@@ -13,7 +13,7 @@
 //
 // Every decision is a log event `{ type: 'approval', tool, decision, reason? }` and an entry on
 // the agent's trace; every refused call of agent code is a denial on `locals.agent.denials` and a
-// `denied` trace entry (which the CLI's stream-json and --fail-on-denial read, SPEC §18).
+// `denied` trace entry (which the CLI's stream-json and --fail-on-denial read, docs/ci.md).
 import { AbortError, AgentAppsError, ConfigurationError } from '../core/errors.ts';
 import { askDesk } from '../kernel/asking.ts';
 import { APPROVAL_CHOICES, type Answer, type ApprovalQuestion } from '../core/ask.ts';
@@ -23,7 +23,7 @@ import type { Context, LoadedTool } from '../core/types.ts';
 
 export type Decision = 'allow' | 'allow-run' | 'deny' | 'refused';
 
-/** A call of agent code that was refused (SPEC §17): what `--fail-on-denial` and stream-json read. */
+/** A call of agent code that was refused (docs/agents.md): what `--fail-on-denial` and stream-json read. */
 export interface Denial {
   tool: string;
   /** The error code agent code got: E_ALLOWED_TOOLS, E_DENIED, E_UNTRUSTED_REF, E_ABORTED. */
@@ -96,7 +96,7 @@ export interface Trust {
 const LEVELS: readonly string[] = ['allow', 'ask', 'deny'];
 
 /**
- * A tool's effective `trust` (SPEC §17): the `trust` key of its cascade — its own metadata, a
+ * A tool's effective `trust` (docs/agents.md): the `trust` key of its cascade — its own metadata, a
  * folder's `main` above it, `--set trust=…`, or for an MCP tool its server entry
  * (`mcp.servers.NAME.trust`) — else `allow`. A value other than allow / ask / deny is E_CONFIG.
  */

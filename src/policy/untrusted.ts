@@ -169,7 +169,7 @@ export async function checkArgs(kernel: Kernel, paths: readonly string[], cwd: s
  * path args checked against the middleware's args (`delegate(ref=my-*)`) — and never `fn` or
  * `remove` (which would drop a validation from the chain of the tool it calls).
  */
-const SPEC_KEYS = ['args', 'before', 'after', 'remove', 'fn'];
+const EXTRA_ENTRY_KEYS = ['args', 'before', 'after', 'remove', 'fn'];
 
 export async function sanitizeArgs(kernel: Kernel, paths: readonly string[], cwd: string, value: unknown, policy: CallerPolicy, skillName: string, gates: Gates = NO_GATES): Promise<unknown> {
   if (!isPlainObject(value)) return value ?? {};
@@ -192,7 +192,7 @@ export async function sanitizeArgs(kernel: Kernel, paths: readonly string[], cwd
     for (const [name, spec] of Object.entries(mw)) {
       // The kernel reads `{ args, before, after, remove, fn }` (those keys only) as an entry spec, anything else as args.
       const keys = isPlainObject(spec) ? Object.keys(spec) : [];
-      const isSpec = keys.length > 0 && keys.every((key) => SPEC_KEYS.includes(key));
+      const isSpec = keys.length > 0 && keys.every((key) => EXTRA_ENTRY_KEYS.includes(key));
       if (isSpec && (keys.includes('fn') || keys.includes('remove'))) throw new AgentAppsError('E_ALLOWED_TOOLS', `agent code may not add middleware '${name}' with fn or remove`);
       const mwArgs = isSpec ? (spec as JsonObject).args : spec;
       if (isPathRef(name)) throw untrustedRef('$context.middleware', name);
