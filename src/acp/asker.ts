@@ -1,6 +1,6 @@
-// The person behind an ACP client, as agent-apps' asker (SPEC §17's contract, src/core/ask.ts):
+// The person behind an ACP client, as agent-apps' asker (the contract in src/core/ask.ts, docs/agents.md):
 // an approval gate of agent code — and a question with choices from `ctx.manager.ask` — is a
-// `session/request_permission` to the client, which shows it in the editor (SPEC §20).
+// `session/request_permission` to the client, which shows it in the editor (docs/agents.md).
 // A question without choices (free text) has no ACP form: E_NOT_INTERACTIVE, as with no person.
 import type { AgentContext, PermissionOption, ToolKind } from '@agentclientprotocol/sdk';
 import { AbortError } from '../core/errors.ts';

@@ -1,11 +1,11 @@
-// The ACP client behind the `agent-acp` / `agent-kiro` providers (SPEC §20): it drives any Agent
+// The ACP client behind the `agent-acp` / `agent-kiro` providers (docs/agents.md): it drives any Agent
 // Client Protocol agent — Kiro CLI, Gemini CLI, Goose, Claude or Codex through their adapters —
 // as an agent-apps provider, on the official SDK (@agentclientprotocol/sdk, loaded only here).
 //
 //   start the agent process → initialize (protocol 1) → session/new whose mcpServers is our
 //   in-process MCP server with one `invoke` tool (invoke-server.ts) → session/prompt, once per turn
 //
-// Lifecycle events go to the hook as seed 004 names them: `turn-start` before each prompt,
+// Lifecycle events go to the hook as docs/agents.md names them: `turn-start` before each prompt,
 // `message` for the text (streamed chunks as deltas when a view wants them, the whole text of each
 // stretch between tool calls), `tool-call` / `tool-result` for each tool call — our `invoke`'s
 // reported by our MCP server as its code runs, the agent's own from its `tool_call` updates —

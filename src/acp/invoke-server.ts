@@ -1,4 +1,4 @@
-// The in-process MCP server the ACP provider hands its agent in `session/new` (SPEC §20): one tool,
+// The in-process MCP server the ACP provider hands its agent in `session/new` (docs/agents.md): one tool,
 // `invoke`, whose code runs exactly as any provider's does — through the agent skill's invokeRef
 // (sandbox, full pipeline, allowed-tools). Streamable HTTP on 127.0.0.1, a random port and a
 // random bearer token that only the agent process is given; the serving itself (DNS-rebinding

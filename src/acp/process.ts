@@ -1,4 +1,4 @@
-// The ACP agent as a child process (SPEC §20): started in its own process group so that ending
+// The ACP agent as a child process (docs/agents.md): started in its own process group so that ending
 // it ends whatever it started too (a language server, a shell), ended with the run — its stdin
 // closed, then SIGTERM, then SIGKILL — and never outliving agent-apps. A command that cannot be
 // started is one E_CONFIG line naming it and how to install it.

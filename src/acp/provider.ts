@@ -1,7 +1,7 @@
 // The provider skills `agent-acp` and `agent-kiro` (skills/extensions/agent/acp/) in one function:
 // read `model.acp`, hand the agent skill's callback refs to the ACP client (client.ts), and return
 // what the run ended with. `model.provider: replay` plays a cassette instead, on agent-strands'
-// replay model, so an agent skill on any ACP agent is tested offline like any other (SPEC §20);
+// replay model, so an agent skill on any ACP agent is tested offline like any other (docs/agents.md);
 // `model.record` writes that cassette from a live run.
 import path from 'node:path';
 import { AbortError, ConfigurationError } from '../core/errors.ts';
@@ -54,7 +54,7 @@ export async function runAcpProvider(ctx: Context, args: AcpProviderArgs, o: Acp
     onCode: (code) => ctx.manager.invoke(invokeRef, { code }),
     ...(hookRef ? { onHook: (event) => ctx.manager.invoke(hookRef, event as JsonObject) } : {}),
     onLog: (level, text, fields) => ctx.manager.log({ type: 'acp', tag: 'agent', level, text, ...(fields ?? {}) }),
-    // The agent's own tools go to the person running agent-apps, if there is one (SPEC §17's asker).
+    // The agent's own tools go to the person running agent-apps, if there is one (the asker of docs/agents.md).
     ask: async (question, choices, askSignal) => {
       const desk = askDesk(ctx.globals);
       if (!desk) throw notInteractive(`the ACP agent of '${args.skillName ?? o.provider}' asks to use its own tool`);

@@ -1,4 +1,4 @@
-// Which of an ACP agent's tool calls are calls of our own MCP server's `invoke` (SPEC §20). Two
+// Which of an ACP agent's tool calls are calls of our own MCP server's `invoke` (docs/agents.md). Two
 // questions with two answers:
 // - may it run without asking (a `session/request_permission` we allow)? Only when the tool call's
 //   name or title *is* our tool's id as agents spell it — `mcp__agent-apps__invoke` (Claude's

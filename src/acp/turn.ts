@@ -1,7 +1,7 @@
-// One ACP `session/prompt` as the provider sees it (SPEC §20: one prompt is one turn): the text the
+// One ACP `session/prompt` as the provider sees it (docs/agents.md: one prompt is one turn): the text the
 // agent streamed, cut into segments at its tool calls, and the cassette entries the turn records.
 //
-// A cassette (SPEC §11) is the model's side of a run for the Strands replay model, which plays one
+// A cassette (docs/agents.md) is the model's side of a run for the Strands replay model, which plays one
 // entry per model response and ends a turn at an entry without `invoke`. An ACP agent runs its own
 // loop inside one prompt — text, a tool call, its result, more text, another call — so a prompt
 // is recorded as one entry per tool call (the text before it and its code) or, with no tool call,
@@ -11,7 +11,7 @@
 // recorded as code that is only a comment naming it: a replay does not redo it, and keeps the turn
 // structure (the agent skill continues after a turn with a tool call, in both runs).
 
-/** An entry of a cassette: the `turns` list of SPEC §11's format. */
+/** An entry of a cassette: the `turns` list of the cassette format (docs/agents.md). */
 export interface CassetteEntry {
   text?: string;
   invoke?: string;

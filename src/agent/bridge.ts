@@ -9,7 +9,7 @@
 //   its params: skill-describe's `name`, event-subscribe's `ref`, delegate …), checked before
 //   anything is resolved or imported, and the named tool must be one this agent could invoke itself;
 // - every call passes allowed-tools (arg constraints on normalised, symlink-resolved paths); a
-//   sub-agent's tools are what its caller granted (`agent(allowedTools=…)`, seed 004);
+//   sub-agent's tools are what its caller granted (`agent(allowedTools=…)`, docs/agents.md);
 // - path args (`x-path`) stay inside the workspace (and a SKILL.md skill's folder) unless an
 //   absolute pattern in allowed-tools admits them;
 // - `$context` may add only middleware the agent could invoke, never `fn` or `remove`, and never
@@ -180,7 +180,7 @@ function charge(budget: HostBudget, size: number, method: string, exec: Executio
 // ── sub-agents ──────────────────────────────────────────────────────────────────────────────
 
 /**
- * The ceilings on a sub-agent's tools (seed 004, SPEC §15). A caller whose allowed-tools admitted
+ * The ceilings on a sub-agent's tools (docs/agents.md, docs/security.md). A caller whose allowed-tools admitted
  * this very `agent` call through a constraint on `allowedTools` (`agent(allowedTools=wordcount)`)
  * granted those tools explicitly; otherwise the sub-agent may use only what its caller may too.
  */
@@ -191,7 +191,7 @@ export function subAgentWithin(caller: AgentPolicy, args: unknown, cwd: string, 
   return granted ? caller.within : [caller, ...(caller.within ?? [])];
 }
 
-/** Limits agent code may lower for a sub-agent (SPEC §15); `temperature` it may set. */
+/** Limits agent code may lower for a sub-agent (docs/security.md); `temperature` it may set. */
 const LOWERABLE = ['maxTurns', 'maxSteps'] as const;
 const LOWERABLE_SANDBOX = ['timeoutMs', 'memoryMb'] as const;
 
@@ -233,7 +233,7 @@ function lowered(key: string, value: unknown, ceiling: unknown, refuse: (key: st
 
 // ── get / set / log ─────────────────────────────────────────────────────────────────────────
 
-/** Never readable from agent code, at any path (SPEC §15: no config secrets, no internals). */
+/** Never readable from agent code, at any path (docs/security.md: no config secrets, no internals). */
 const HIDDEN = ['globals', 'manager', 'envelope.parent', 'envelope.target', 'locals.internals', 'locals.config', 'locals.middleware', 'nonlocals.middleware', 'run.signal'];
 /** Never writable from agent code: the hidden paths, and what audit middleware reads. */
 const PROTECTED = [...HIDDEN, 'locals.agent', 'locals.history', 'nonlocals.agent', 'nonlocals.debug', 'nonlocals.rootContextId'];

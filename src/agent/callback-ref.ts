@@ -1,4 +1,4 @@
-// createCallbackRef (seed 004): an ephemeral programmatic tool with a generated name, so that a
+// createCallbackRef (docs/agents.md): an ephemeral programmatic tool with a generated name, so that a
 // function can be handed across a serializable boundary (the agent provider) as a plain ref.
 import { randomUUID } from 'node:crypto';
 import type { Kernel } from '../kernel/orchestrator.ts';

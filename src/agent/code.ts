@@ -1,4 +1,4 @@
-// The invoke tool's code (seed 004, "Code Execution Model"; SPEC §11): the model's JavaScript runs
+// The invoke tool's code (docs/agents.md): the model's JavaScript runs
 // as an anonymous skill through the full pipeline, inside one isolated-vm sandbox per agent run,
 // reused across its turns. Every host call the code makes goes through the bridge (bridge.ts,
 // the security boundary). What the model gets back is one string: the result or `finished:`
@@ -35,7 +35,7 @@ export interface AgentCodeOptions {
   abort(reason: unknown): void;
 }
 
-/** Tool errors a run can end on: the caller sees them when nothing happened after them (SPEC §11). */
+/** Tool errors a run can end on: the caller sees them when nothing happened after them (docs/agents.md). */
 const ENDS_ON = new Set(['E_SANDBOX', 'E_ALLOWED_TOOLS', 'E_UNTRUSTED_REF', 'E_DENIED']);
 
 export class AgentCode {
@@ -83,7 +83,7 @@ export class AgentCode {
     const limits = this.#o.sandbox;
     this.#sandbox ??= await (await import('../sandbox/sandbox.ts')).Sandbox.create({ timeoutMs: limits.timeoutMs, memoryMb: limits.memoryMb, isolation: limits.isolation, memory: this.#o.memory });
     // One signal per execution: when it ends — completed, failed, timed out, killed — every host
-    // call it started is aborted with it (SPEC §15), and a kill by the bridge ends it early.
+    // call it started is aborted with it (docs/security.md), and a kill by the bridge ends it early.
     const ended = new AbortController();
     const onCodeAbort = () => ended.abort(codeCtx.run.signal.reason);
     codeCtx.run.signal.addEventListener('abort', onCodeAbort, { once: true });
@@ -128,7 +128,7 @@ export class AgentCode {
   }
 
   /**
-   * With a progress reporter (the CLI's live agent view, SPEC §17), each skill the code invokes is
+   * With a progress reporter (the CLI's live agent view, docs/terminal.md), each skill the code invokes is
    * reported as it starts and as it ends: `skill-call` { tool, args }, `skill-result` { tool,
    * result | error }. Reporting only: nothing here changes what the call does or returns.
    */
@@ -162,7 +162,7 @@ export class AgentCode {
 
   /**
    * The error the caller sees when the run fails with `error`. E_SANDBOX reaches the caller only
-   * when the run ends on it (SPEC §11): the limits ran out right after it, or the model never came
+   * when the run ends on it (docs/agents.md): the limits ran out right after it, or the model never came
    * back (a replay cassette that ended there). A refused call or a refused finish() value that
    * the run ends on is reported the same way, with what came after it in the message. A replay
    * cassette that ends right after any failed execution — a plain throw in the code too — reports
@@ -190,7 +190,7 @@ export class AgentCode {
 /**
  * Starts the sandbox process that agent code with these `model.sandbox` settings will run in, if
  * it runs in one (process isolation, the default) and there is none yet: Node and isolated-vm take
- * ~200 ms to start there, in parallel with whatever comes before the first code (SPEC §14,
+ * ~200 ms to start there, in parallel with whatever comes before the first code (docs/decisions.md,
  * cli.agent). Only a start: a bad setting is reported where the sandbox is created.
  */
 export function prestartSandbox(sandbox: { isolation?: unknown } | undefined): void {

@@ -1,4 +1,4 @@
-// `agent-apps/agent`: the parts of the `agent` skill (seed 004; SPEC §11), for the bundled skills and
+// `agent-apps/agent`: the parts of the `agent` skill (docs/agents.md), for the bundled skills and
 // for anyone writing another agent or provider. Not the API a skill needs — that is `agent-apps`.
 // In order of use: limits → discovery → prompt → provider → trace, and the host-call policy
 // (the bridge) between agent code and the pipeline.
@@ -18,7 +18,7 @@ export { ApprovalState } from '../policy/approval.ts';
 export { createBridge, jsonSafe, scrub, subAgentConfig, subAgentWithin, DEFAULT_HOST_MB, type AgentPolicy } from './bridge.ts';
 export { realPath } from '../kernel/allowed-tools.ts';
 
-/** A fresh isolated-vm sandbox for agent code (SPEC §11); isolated-vm loads on first use. */
+/** A fresh isolated-vm sandbox for agent code (docs/agents.md); isolated-vm loads on first use. */
 export async function createSandbox(opts: SandboxOptions): Promise<Sandbox> {
   const { Sandbox } = await import('../sandbox/sandbox.ts');
   return Sandbox.create(opts);
@@ -45,7 +45,7 @@ export function agentFilter(ctx: Context): ((name: string, hidden: boolean) => b
 }
 
 /**
- * The provider behind `agent-acp` and `agent-kiro` (SPEC §20): any Agent Client Protocol agent as
+ * The provider behind `agent-acp` and `agent-kiro` (docs/agents.md): any Agent Client Protocol agent as
  * the agent's LLM loop. src/acp, and the ACP and MCP SDKs with it, load when a run uses it.
  */
 export async function runAcpProvider(...args: Parameters<typeof import('../acp/provider.ts').runAcpProvider>): Promise<unknown> {

@@ -1,9 +1,9 @@
-// The agent's limits (seed 004, "The agent enforces configurable limits"; SPEC §11): read from the
+// The agent's limits (docs/agents.md): read from the
 // model config before the model is asked anything — a bad value, or a provider that is not there,
 // is a configuration error (E_CONFIG, exit 2), not a failed run — and enforced by the `agent`
 // skill for every provider: a provider whose hook keeps answering `continue` still stops after
 // `maxTurns` turn-ends, and one that keeps calling `invoke` after `maxSteps` is refused.
-// `model.budget: { tokens, usd }` (SPEC §18) is counted from the provider's `usage` hook events:
+// `model.budget: { tokens, usd }` (docs/ci.md) is counted from the provider's `usage` hook events:
 // a run whose model calls went over it stops with E_AGENT_LIMIT naming the budget; the tokens are
 // input + output, the dollars priced by src/agent/prices.ts. Sub-agents that agent code starts
 // spend from their caller's budget.
@@ -229,7 +229,7 @@ export class LimitCounter {
     if (++this.#started > this.#limits.maxTurns) throw this.#turnsOut();
   }
 
-  /** A turn-end: after a refused `invoke`, the run ends here (seed 004: "the next turn-end throws"). */
+  /** A turn-end: after a refused `invoke`, the run ends here (the next turn-end throws; docs/agents.md). */
   turnEnd(): void {
     this.turns++;
     if (this.exceeded) throw this.exceeded;

@@ -1,4 +1,4 @@
-// What model calls cost (SPEC §18): `model.prices: { MODEL_ID: { input, output } }`, USD per
+// What model calls cost (docs/ci.md): `model.prices: { MODEL_ID: { input, output } }`, USD per
 // million input / output tokens, over a small table of default ESTIMATES for well-known model ids
 // (list prices as published by their vendors when this table was written; no cache, batch or
 // long-context tiers). Read by the agent trace, which prices each call's usage (the CLI's

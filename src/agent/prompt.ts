@@ -1,4 +1,4 @@
-// What the model is given (SPEC §11): the system prompt is the skill's expanded prompt plus the
+// What the model is given (docs/agents.md): the system prompt is the skill's expanded prompt plus the
 // tool documentation; the user message is the invocation's args as YAML under a one-line
 // instruction (or the `message` arg where the params declare one).
 import type { JsonObject } from '../core/types.ts';
@@ -66,7 +66,7 @@ export function userMessage(args: unknown, params: JsonObject | undefined): stri
 }
 
 /**
- * Progressive disclosure (SPEC §3.1): a SKILL.md skill's model is told its folder and the files
+ * Progressive disclosure (docs/writing-skills.md): a SKILL.md skill's model is told its folder and the files
  * in it by name — never their contents, which it reads with file-read (relative to the folder)
  * when the instructions call for them.
  */

@@ -1,4 +1,4 @@
-// The agent-provider contract (seed 004, "Writing a Custom Agent Provider"): the `agent` skill is
+// The agent-provider contract (docs/agents.md): the `agent` skill is
 // policy, a provider skill is the LLM loop. The agent hands its provider only serializable args
 // (`AgentArgs`); the provider runs agent code through `invokeRef`, reports each lifecycle event
 // to `hookRef` (`HookEvent`) and follows the directive the hook answers (`HookDirective`). This
@@ -13,7 +13,7 @@ import type { JsonObject } from '../core/types.ts';
  */
 export { AGENT_SKILL, ALWAYS_EXCLUDED, DEFAULT_AGENT_PROVIDER } from '../policy/callable.ts';
 
-/** What a provider skill is invoked with (seed 004: `AgentArgs`). Everything but `agentSignal` is JSON. */
+/** What a provider skill is invoked with (docs/agents.md: `AgentArgs`). Everything but `agentSignal` is JSON. */
 export interface AgentArgs {
   /** The system prompt: the skill's expanded prompt and the tool documentation. */
   prompt: string;
@@ -94,7 +94,7 @@ export type HookDirective = StopDirective | ContinueDirective | DenyDirective | 
 const RUNTIME_CODE = /^E_[A-Z0-9_]+$/;
 
 /**
- * What the caller sees when the provider throws `err` (SPEC §11): E_MODEL, the provider failed,
+ * What the caller sees when the provider throws `err` (docs/agents.md): E_MODEL, the provider failed,
  * with `err` as the cause and its message in the text. An error that already carries a runtime
  * code keeps it — a limit, an abort, a sandbox failure or a configuration error is not a model
  * failure — except E_SKILL, which only says that a skill threw something without a code (the

@@ -1,4 +1,4 @@
-// Structured returns (seed 004, SPEC §11): the result is the value agent code passes to
+// Structured returns (docs/agents.md): the result is the value agent code passes to
 // `ctx.manager.finish()`, checked against `returns` before it is accepted — else the model's final
 // text, when it matches. A model that ends its turn without a result gets a reminder.
 import { ValidationError } from '../core/errors.ts';
@@ -13,7 +13,7 @@ export class Returns {
   finished: { value: unknown } | undefined;
   /** The running execution's finish() value broke `returns`. */
   refused: ValidationError | undefined;
-  /** The running execution's finish() call, settled or not (the seed's idiom does not await it). */
+  /** The running execution's finish() call, settled or not (agent code's usual idiom does not await it). */
   pending: Promise<undefined> | undefined;
 
   constructor(schema: JsonObject | undefined) {
@@ -49,7 +49,7 @@ export class Returns {
 
   /**
    * A turn ended with text only and no finish(). Without `returns` the provider ends with that text
-   * (SPEC §11: the model's final text is the result); with `returns`, a matching text is the result,
+   * (docs/agents.md: the model's final text is the result); with `returns`, a matching text is the result,
    * and anything else gets a reminder to finish.
    */
   async afterText(text: unknown): Promise<HookDirective> {

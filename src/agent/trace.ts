@@ -1,4 +1,4 @@
-// The agent trace and its events (seed 004, "Agent Trace"): every hook event a provider reports is
+// The agent trace and its events (docs/agents.md): every hook event a provider reports is
 // a timestamped entry on the served skill's `locals.agent.trace`, where middleware after the agent
 // reads it; token usage is summed on `locals.agent.usage`. With an events topic, the run is also
 // told on the bus as it happens: agent-start, turn-start, agent-message, tool-call, tool-result /
@@ -38,14 +38,14 @@ export interface TraceOptions {
   skillName: string;
   /** How the agent is shown in logs and by the progress reporter. */
   display: string;
-  /** The run's model config: its `modelId` and `prices` price each call's usage (SPEC §18). */
+  /** The run's model config: its `modelId` and `prices` price each call's usage (docs/ci.md). */
   model?: { modelId?: unknown; prices?: unknown };
 }
 
 export class AgentTrace {
   readonly entries: TraceEntry[] = [];
   readonly usage: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
-  /** Calls of this agent's code that were refused (SPEC §17): allowed-tools, trust, a person's deny, no person to ask. */
+  /** Calls of this agent's code that were refused (docs/agents.md): allowed-tools, trust, a person's deny, no person to ask. */
   readonly denials: Denial[] = [];
   readonly #o: TraceOptions;
   readonly #started = Date.now();
@@ -57,7 +57,7 @@ export class AgentTrace {
 
   constructor(o: TraceOptions) {
     this.#o = o;
-    // costUsd as it stands (SPEC §18): what the `session` middleware records after the run.
+    // costUsd as it stands (docs/ci.md): what the `session` middleware records after the run.
     const cost = () => this.#cost;
     o.served.locals.agent = Object.defineProperty({ trace: this.entries, usage: this.usage, denials: this.denials }, 'costUsd', { get: cost, enumerable: true });
     this.#progress = o.ctx.globals.internals.progress;

@@ -1,7 +1,7 @@
-// resolveVisibleTools (seed 004, "Tool Discovery"): the one filter the agent and the toolchain
+// resolveVisibleTools (docs/agents.md): the one filter the agent and the toolchain
 // share. Hidden tools only when named in allowed-tools; allowed-tools globs apply; the invoking
 // skill is excluded unless named (self-recursion); the agent and its provider always excluded.
-// `ask-tools` (SPEC §17) lists tools the agent may call with a person's approval: a call one of
+// `ask-tools` (docs/agents.md) lists tools the agent may call with a person's approval: a call one of
 // its rules matches is callable with a `gate` (the bridge opens it), whatever allowed-tools says.
 import { parseAllowedTools, type MatchEnv } from '../kernel/allowed-tools.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
@@ -35,7 +35,7 @@ export async function resolveVisibleTools(kernel: Kernel, paths: readonly string
   const spec = opts.allowedTools ? parseAllowedTools(opts.allowedTools) : undefined;
   const mode = !spec || spec.wildcard ? 'discovery' : 'constrained';
   const excluded = [...ALWAYS_EXCLUDED, ...(opts.provider ? [opts.provider] : [])];
-  // SPEC §15: discovery loads (imports) only the names the agent may call; the rest stay unread.
+  // docs/security.md: discovery loads (imports) only the names the agent may call; the rest stay unread.
   const ask = opts.askTools ? parseAllowedTools(opts.askTools) : undefined;
   const isNamed = (name: string) => (spec?.named.includes(name) ?? false) || (ask?.named.includes(name) ?? false);
   const only = (name: string) => isCallable(name, false, opts).ok && (mode !== 'discovery' || isNamed(name));

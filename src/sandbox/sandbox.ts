@@ -1,5 +1,5 @@
 // The agent's sandbox: one isolated-vm isolate that runs agent code with `ctx`, `target`, `memory`
-// and a captured `console`, and reaches the host only through `SandboxHost.call` (SPEC §11, §15).
+// and a captured `console`, and reaches the host only through `SandboxHost.call` (docs/agents.md, docs/security.md).
 // The design and the measurements behind it are in notes/sandbox.md; docs/sandbox.md is the
 // user-facing summary.
 //
