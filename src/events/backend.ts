@@ -1,5 +1,5 @@
 /**
- * The bus as the event skills see it (SPEC §8, §19): one interface, two backends — the in-memory
+ * The bus as the event skills see it (docs/events.md, docs/scale.md): one interface, two backends — the in-memory
  * `EventBus` of this process (the default) and JetStream (`events: { backend: nats }`, see
  * nats-bus.ts). Every method is asynchronous because the second one talks to a server; the
  * in-memory one answers at once.
@@ -34,7 +34,7 @@ export interface Bus {
   ack(input: AckInput): Promise<AckResult>;
   /**
    * For `event-wait`: the events `wait` returned go back to their queue if `signal` aborts before
-   * the caller has them (SPEC §15) — at once, throwing AbortError, if it already has.
+   * the caller has them (docs/security.md) — at once, throwing AbortError, if it already has.
    */
   requeueOnAbort(input: RequeueInput, signal: AbortSignal): void;
   /** The events this process took with `ack: false` and has not acked yet, in delivery order. */

@@ -1,5 +1,5 @@
 /**
- * The event bus (seed 003 "Event Bus", SPEC §8): topics, handlers, named queues, replay buffers.
+ * The event bus (docs/events.md): topics, handlers, named queues, replay buffers.
  *
  * Pure and kernel-independent. All state lives in a plain {@link EventState} whose three maps are
  * stored on `globals.internals` as `events` (topic → handlers), `eventQueues` (topic → queue name →
@@ -22,10 +22,10 @@
  *   or delivered (returned with `ack: true`, or acked) exactly once.
  *
  * - A caller that goes away before it received what `wait` handed it (its invocation aborted,
- *   SPEC §15) gets nothing, and the events go back: `requeue` puts them at the front of their
+ *   docs/security.md) gets nothing, and the events go back: `requeue` puts them at the front of their
  *   queue again, out of the pending set; `requeueOnAbort` arms that for an invocation's signal.
  *
- * Limits (SPEC §15): event `data` over 1 MiB serialized (JSON) is refused with E_VALIDATION, and
+ * Limits (docs/security.md): event `data` over 1 MiB serialized (JSON) is refused with E_VALIDATION, and
  * a topic's replay buffer is bounded in bytes (`bufferBytes`, 64 MiB) as well as in count
  * (`bufferSize`, 1,000), oldest dropped. Each event is measured once, when it is emitted
  * (`eventBytes`: the JSON length of its data plus a fixed envelope allowance); the buffer keeps
@@ -161,9 +161,9 @@ export interface EventBusOptions {
 }
 
 export const DEFAULT_BUFFER_SIZE = 1000;
-/** SPEC §15: a topic's replay buffer keeps at most this many bytes of events, oldest dropped. */
+/** docs/security.md: a topic's replay buffer keeps at most this many bytes of events, oldest dropped. */
 export const DEFAULT_BUFFER_BYTES = 64 * 1024 * 1024;
-/** SPEC §15: event `data` over this many bytes of JSON is E_VALIDATION. */
+/** docs/security.md: event `data` over this many bytes of JSON is E_VALIDATION. */
 export const MAX_EVENT_DATA_BYTES = 1024 * 1024;
 /** What an event's envelope (id, topic, type, timestamp, object) is counted as, beyond its strings and data. */
 const EVENT_OVERHEAD = 128;
@@ -241,7 +241,7 @@ export class EventBus {
       }
     }
 
-    // Handlers run after emit returns (seed 003: queues synchronously, handlers async). The list
+    // Handlers run after emit returns (docs/events.md: queues synchronously, handlers async). The list
     // is copy-on-write, so the array read here is the snapshot of handlers at emit time.
     const handlers = this.state.events.get(topic);
     const dispatched =
@@ -257,7 +257,7 @@ export class EventBus {
     if (fn !== undefined && typeof fn !== 'function') throw invalid('event-subscribe', "'fn' must be a function");
     const replay = replayCount(input.replay);
 
-    // Idempotent (seed 003): subscribing to an existing queue, or again with the same handler, is
+    // Idempotent (docs/events.md): subscribing to an existing queue, or again with the same handler, is
     // a no-op — `replay` fills only a new one, so no event is handed out twice.
     if (ref !== undefined || fn !== undefined) {
       const handlers = this.state.events.get(topic) ?? [];
@@ -381,7 +381,7 @@ export class EventBus {
 
   /**
    * Puts events that `wait` handed out back at the front of their queue, in the order given,
-   * and wakes a blocked waiter: their caller went away before it received them (SPEC §15). With
+   * and wakes a blocked waiter: their caller went away before it received them (docs/security.md). With
    * `ack: false` they were pending; each is taken out of the pending set first, and one that is
    * no longer pending (acked or nacked since) stays where it is. Returns how many went back.
    */
@@ -550,7 +550,7 @@ let keepAlive: ReturnType<typeof setInterval> | undefined;
  * A wait without a timeout blocks until an event (or an abort) comes, like a server waiting for
  * a connection: while one is blocked, the process stays alive. Otherwise Node would end a CLI
  * run whose skill waits (exit 13, "unsettled top-level await") before the event, SIGINT or
- * SIGTERM that should end the wait could arrive (SPEC §8).
+ * SIGTERM that should end the wait could arrive (docs/events.md).
  */
 function holdProcess(delta: 1 | -1): void {
   holds += delta;

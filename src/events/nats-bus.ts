@@ -1,5 +1,5 @@
 /**
- * The event bus on NATS JetStream (SPEC §19): the same contract as the in-memory bus, across
+ * The event bus on NATS JetStream (docs/scale.md): the same contract as the in-memory bus, across
  * processes and restarts.
  *
  * - A topic is the subject `agent-apps.<ns>.events.<topic>` of one stream; `emit` publishes the
@@ -204,7 +204,7 @@ export class NatsBus implements Bus {
       if (got < want) break;
     }
     if (signal?.aborted) {
-      // SPEC §15: the caller went away before it had them — they go back at once.
+      // docs/security.md: the caller went away before it had them — they go back at once.
       for (const m of msgs) m.nak();
       await this.nats.nc.flush().catch(() => {});
       throw new AbortError(signal.reason);
@@ -442,7 +442,7 @@ export class NatsBus implements Bus {
   /**
    * Runs `run` for each message of `consumer` until stopped. With `acks` (a durable group), the
    * message is kept in progress while its handler runs and acked once it settled — whatever the
-   * outcome: a handler's error is logged, never retried (SPEC §8).
+   * outcome: a handler's error is logged, never retried (docs/events.md).
    */
   #consume(consumer: Consumer, run: (event: Event) => unknown, handler: RefHandler | EventFn, acks: boolean): HandlerLoop {
     let messages: ConsumerMessages | undefined;

@@ -1,7 +1,7 @@
 // The bus as the runtime uses it: one in-memory EventBus per runtime over globals.internals (the
 // process's own: `shutdown`, and everything when no other backend is configured), and the
 // configured backend behind the Bus interface (backend.ts) that the event skills use — NATS
-// JetStream when `events: { backend: nats }` says so (SPEC §19), loaded only then. Tool-ref
+// JetStream when `events: { backend: nats }` says so (docs/scale.md), loaded only then. Tool-ref
 // handlers run through the full pipeline from the root context; handler errors are logged
 // (never thrown into event-emit).
 import { EventBus, getEventState, type EventBusOptions, type RefHandler } from './bus.ts';
@@ -137,7 +137,7 @@ export async function closeEvents(internals: RuntimeState): Promise<void> {
 
 /**
  * The bus once the routes that projects declare centrally are in place: an `event: { routes }`
- * in the root `main` of a search root (seed 003, "centralized routing config") subscribes its
+ * in the root `main` of a search root (docs/events.md) subscribes its
  * skills as soon as events are used — not only after some skill of that project has run.
  */
 export function eventBusReady(ctx: Context): Promise<Bus> {
@@ -192,11 +192,11 @@ export function settle(dispatched: Promise<void>, ms: number): Promise<boolean> 
 
 declare module '../core/types.ts' {
   interface RuntimeState {
-    /** The in-memory event bus (SPEC §8), made on first use; its maps live beside it (bus.ts). */
+    /** The in-memory event bus (docs/events.md), made on first use; its maps live beside it (bus.ts). */
     eventBus?: EventBus;
     /** The root mains' routes, registered once on the configured backend (eventBusReady). */
     eventRoutes?: Promise<Bus>;
-    /** The configured backend (SPEC §19), made on first use (eventBackend). */
+    /** The configured backend (docs/scale.md), made on first use (eventBackend). */
     eventBackend?: Promise<Bus>;
     /** The same, once it is made (publishEvent reads it without waiting). */
     eventBackendResolved?: Bus;

@@ -1,4 +1,4 @@
-// The MCP servers this process started, so that none outlives it (SPEC §16): `runtime.close()`
+// The MCP servers this process started, so that none outlives it (docs/mcp.md): `runtime.close()`
 // closes them gracefully; whatever is left when the process exits — a crash, an uncaught error in
 // a skill, process.exit() — is killed with its descendants (an `npx …` server is a wrapper around
 // the real one) from the 'exit' handler, synchronously; and a SIGINT / SIGTERM / SIGHUP that

@@ -9,7 +9,7 @@
 // - stdio servers are spawned by client-stdio.ts (tracked, stderr read), HTTP ones reached with
 //   the SDK's Streamable HTTP transport.
 // - Calls: the idle timeout is reset by progress (the SDK resets it only when `onprogress` is
-//   passed), an aborted context cancels the request, and results are mapped by SPEC §16.
+//   passed), an aborted context cancels the request, and results are mapped as docs/mcp.md says.
 // - Bounds (docs/mcp.md, maxBytes and maxCallMs): a response larger than the server's maxBytes
 //   fails the call and its stream is cancelled — over HTTP through the fetch handed to the SDK's
 //   transport (a JSON body in total, an SSE stream event by event), over stdio per line
@@ -339,7 +339,7 @@ function textOf(result: CallToolResult): string {
   return texts.join('\n');
 }
 
-/** SPEC §16: structuredContent when present, else the text content joined, else the content array. */
+/** docs/mcp.md: structuredContent when present, else the text content joined, else the content array. */
 export function resultValue(result: CallToolResult): unknown {
   if (result.structuredContent !== undefined && result.structuredContent !== null) return clean(result.structuredContent);
   const content = result.content ?? [];
@@ -348,7 +348,7 @@ export function resultValue(result: CallToolResult): unknown {
 }
 
 /**
- * MCP tool output is untrusted (SPEC §15): a `__proto__` key that JSON can carry is dropped, so
+ * MCP tool output is untrusted (docs/security.md): a `__proto__` key that JSON can carry is dropped, so
  * that no later copy of the result (Object.assign, a merge) can set a prototype.
  */
 function clean(value: unknown): unknown {

@@ -1,4 +1,4 @@
-// MCP client configuration (SPEC §16 "Client"): the `mcp` metadata key (`mcp: { servers: { NAME:
+// MCP client configuration (docs/mcp.md): the `mcp` metadata key (`mcp: { servers: { NAME:
 // {…} } }`, usually in a `main`) and the workspace's `.mcp.json` (`{ "mcpServers": { NAME: {…} } }`,
 // the format other clients read). Parsed and checked where they enter: a malformed entry is an
 // E_CONFIG naming the file and the key, and only that server is broken.
@@ -12,7 +12,7 @@ import { isPlainObject } from '../core/path.ts';
 export const PROTOCOLS = ['2026-07-28', '2025-11-25'] as const;
 export type ProtocolPin = (typeof PROTOCOLS)[number];
 
-/** Idle timeout of a call (reset by progress) and of the connect: SPEC §16's default. */
+/** Idle timeout of a call (reset by progress) and of the connect: the default of docs/mcp.md. */
 export const DEFAULT_TIMEOUT_MS = 60_000;
 /** One response or message from a server, at most (docs/mcp.md, `maxBytes`): 10 MiB. */
 export const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
@@ -31,13 +31,13 @@ interface Common {
   maxCallMs: number;
   /** Skips the era probe. */
   protocol?: ProtocolPin;
-  /** `trust: ask | deny | allow` (SPEC §17): how calls of its tools from agent code are gated; its tools' own `trust` metadata. */
+  /** `trust: ask | deny | allow` (docs/agents.md): how calls of its tools from agent code are gated; its tools' own `trust` metadata. */
   trust?: 'allow' | 'ask' | 'deny';
   /** Where it was configured: file and key, for error messages. */
   source: { file?: string; key: string };
   /**
    * The folder whose `main` configured it, and that folder's search root: the cascade its tools
-   * run with (SPEC §16). Undefined: the library's main only.
+   * run with (docs/mcp.md). Undefined: the library's main only.
    */
   authority?: { root: string; dir: string };
 }
@@ -67,8 +67,8 @@ export interface BrokenServer {
 }
 
 /**
- * `SERVER-TOOL` (SPEC §16): lower-cased, each run of characters outside [a-z0-9] becomes one
- * `-`; a leading or trailing `-` is dropped (a name never starts or ends with one, SPEC §3.1).
+ * `SERVER-TOOL` (docs/mcp.md): lower-cased, each run of characters outside [a-z0-9] becomes one
+ * `-`; a leading or trailing `-` is dropped (a name never starts or ends with one, docs/writing-skills.md).
  */
 export function normaliseName(raw: string): string {
   return raw
@@ -101,7 +101,7 @@ export interface ParseContext {
   file?: string;
   /** The key path of the entry: `mcp.servers.fs`, `mcpServers.fs`. */
   key: string;
-  /** Interpolation variables of that level (SPEC §6.3); undefined when already interpolated. */
+  /** Interpolation variables of that level (docs/concepts.md); undefined when already interpolated. */
   vars?: InterpolationVars;
   /** Relative `cwd`s resolve against this folder (the file's). */
   baseDir: string;

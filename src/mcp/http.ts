@@ -1,4 +1,4 @@
-// `agent-apps mcp serve --http [HOST:]PORT` (SPEC §16): Streamable HTTP at `/mcp`.
+// `agent-apps mcp serve --http [HOST:]PORT` (docs/mcp.md): Streamable HTTP at `/mcp`.
 //
 // Both protocol eras on one endpoint, as the SDK's own conformance server does it: requests that
 // claim the 2026-07-28 per-request envelope (and `server/discover`) go to `createMcpHandler`,

@@ -1,4 +1,4 @@
-// The MCP client side of a runtime (SPEC §16 "Client"): which servers are configured, their tools
+// The MCP client side of a runtime (docs/mcp.md): which servers are configured, their tools
 // as tools of the runtime (`mcp://SERVER/TOOL`, bare name `SERVER-TOOL`), one connection per
 // server, started on first use and closed with the runtime.
 //
@@ -342,7 +342,7 @@ export class McpHub {
     const metadata: JsonObject = {};
     if (params !== undefined) metadata.params = params;
     if (returns !== undefined) metadata.returns = returns;
-    // The server entry's trust (SPEC §17) is its tools' own: the bridge gates or refuses their calls from agent code.
+    // The server entry's trust (docs/agents.md) is its tools' own: the bridge gates or refuses their calls from agent code.
     if (config.trust !== undefined) metadata.trust = config.trust;
     // A name that is not a valid skill name still gets a tool (reachable by its mcp:// uri).
     const valid = !nameProblem(bare) ? bare : 'anonymous';
@@ -491,7 +491,7 @@ export class McpHub {
     return out;
   }
 
-  /** Every connection closed, every server process gone (SPEC §16: `runtime.close()`). */
+  /** Every connection closed, every server process gone (docs/mcp.md: `runtime.close()`). */
   async close(): Promise<void> {
     this.#closed = true;
     const states = [...this.#states.values()];
@@ -511,7 +511,7 @@ export class McpHub {
 }
 
 /**
- * A server's text as we show it (MCP tool output is untrusted, SPEC §15): no terminal control
+ * A server's text as we show it (MCP tool output is untrusted, docs/security.md): no terminal control
  * sequences — escape sequences (CSI, OSC) go whole, then C0 controls other than tab and newline,
  * DEL and C1 controls.
  */
@@ -536,7 +536,7 @@ const SCHEMA_LIST = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'])
 
 /**
  * A server's schema, as our validators and allowed-tools read it: MCP tool output is untrusted
- * (SPEC §15), so its `x-*` keywords (our `x-path`, `x-ref`, `x-command` annotations) are dropped —
+ * (docs/security.md), so its `x-*` keywords (our `x-path`, `x-ref`, `x-command` annotations) are dropped —
  * a server does not choose how allowed-tools reads its args — and so are `$id` and `$schema`
  * (two servers' tools with one `$id`, or a draft our validator does not know, would break
  * validation of every call). Schemas are copied, never shared with the SDK.

@@ -1,5 +1,5 @@
 /**
- * Where the event bus and the work queues live (SPEC §19): `events: { backend, url, namespace,
+ * Where the event bus and the work queues live (docs/scale.md): `events: { backend, url, namespace,
  * ackWaitMs, bufferSize, auth, tls, signingKeyEnv }` in the `main` of a search root, or
  * `AGENT_APPS_EVENTS` in the environment (`nats://host:port`, several comma-separated, or
  * `memory`), which wins.
@@ -256,7 +256,7 @@ export function checkQueueName(queue: unknown, where: string): string {
 
 declare module '../core/types.ts' {
   interface RuntimeState {
-    /** The events config (SPEC §19), read on first use of the bus, a worker or a remote invoke. */
+    /** The events config (docs/scale.md), read on first use of the bus, a worker or a remote invoke. */
     eventsConfig?: Promise<EventsConfig>;
   }
 }

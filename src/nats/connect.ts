@@ -1,4 +1,4 @@
-// The runtime's NATS connection (SPEC §19), made on first use and shared by the event bus, the
+// The runtime's NATS connection (docs/scale.md), made on first use and shared by the event bus, the
 // worker and remote invocations; `import()` keeps the client out of every run that does not use it.
 import { AgentAppsError } from '../core/errors.ts';
 import type { Context, InvokeOptions, JsonObject, RuntimeState, ToolDef } from '../core/types.ts';
@@ -23,7 +23,7 @@ export async function natsFor(ctx: Context, what: string): Promise<Nats> {
   return internals.nats;
 }
 
-/** `runtime.invoke(ref, args, { remote })`: the invocation runs on a worker (SPEC §19). */
+/** `runtime.invoke(ref, args, { remote })`: the invocation runs on a worker (docs/scale.md). */
 export async function invokeRemotely(ctx: Context, ref: string | ToolDef, args: unknown, remote: NonNullable<InvokeOptions['remote']>, signal?: AbortSignal): Promise<unknown> {
   if (typeof ref !== 'string') throw new AgentAppsError('E_USAGE', 'invoke { remote }: name the skill (a definition cannot travel to a worker)');
   if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) throw new AgentAppsError('E_USAGE', 'invoke { remote }: args must be an object');
@@ -47,7 +47,7 @@ export async function closeNats(internals: RuntimeState): Promise<void> {
 
 declare module '../core/types.ts' {
   interface RuntimeState {
-    /** The NATS connection (SPEC §19), when something configured to use it has. */
+    /** The NATS connection (docs/scale.md), when something configured to use it has. */
     nats?: Promise<Nats>;
   }
 }

@@ -1,5 +1,5 @@
 /**
- * One NATS connection per runtime (SPEC §19), shared by the JetStream event bus, the worker and
+ * One NATS connection per runtime (docs/scale.md), shared by the JetStream event bus, the worker and
  * remote invocations; the subjects and streams they use, by name, in one place.
  *
  * Loaded only through `import()` when something is configured to use NATS, so a plain `run` never
