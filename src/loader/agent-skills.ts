@@ -1,4 +1,4 @@
-// Agent Skills folders (`NAME/SKILL.md`, SPEC §3.1): the open format's fields and rules, checked
+// Agent Skills folders (`NAME/SKILL.md`, docs/writing-skills.md): the open format's fields and rules, checked
 // the way its client guide asks — lenient where a skill written for another client would still
 // work, strict where it could not run here. One check serves the loader (errors make the skill
 // broken, warnings ride along on it) and `agent-apps validate` (every problem, placed).
@@ -42,7 +42,7 @@ export const CLAUDE_CODE_FIELDS = [
   'shell',
   'version',
 ] as const;
-/** The one key agent-apps reads its own settings from (SPEC §3.1). */
+/** The one key agent-apps reads its own settings from (docs/writing-skills.md). */
 export const SETTINGS_KEY = 'agent-apps';
 
 const KNOWN = new Set<string>([...STANDARD_FIELDS, ...CLAUDE_CODE_FIELDS, SETTINGS_KEY]);

@@ -10,7 +10,7 @@ export interface CodeModule {
   fn?: ToolDef['fn'];
 }
 
-/** SPEC §15: an import that has not settled by then is a broken skill (E_CONFIG naming the file). */
+/** docs/security.md: an import that has not settled by then is a broken skill (E_CONFIG naming the file). */
 export const DEFAULT_IMPORT_TIMEOUT_MS = 10_000;
 
 /** `AGENT_APPS_IMPORT_TIMEOUT_MS`, read at each import (so tests and embedders may set it late). */
@@ -21,7 +21,7 @@ export function importTimeoutMs(): number {
 
 /**
  * Code modules, process-wide: one import per file and modification time, whatever the number of
- * runtimes (SPEC §15: a createRuntime()/close() cycle leaves no module instance behind). Node
+ * runtimes (docs/security.md: a createRuntime()/close() cycle leaves no module instance behind). Node
  * keeps every module it evaluated for the life of the process, so a per-runtime URL would leak
  * one instance per skill per runtime; an edited file gets a new URL (`?v=N`) once, on its new
  * mtime. Only the latest import of each file is kept here.

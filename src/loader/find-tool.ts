@@ -1,4 +1,4 @@
-// findTool (SPEC §4) as a standalone function: resolve a ref on a list of search paths without a
+// findTool (docs/concepts.md) as a standalone function: resolve a ref on a list of search paths without a
 // runtime. Each call shares one registry (and its caches) per library root.
 import path from 'node:path';
 import { Registry } from './registry.ts';

@@ -1,4 +1,4 @@
-// Frontmatter → tool declaration (SPEC §3). Checked where it enters: a bad shape is a
+// Frontmatter → tool declaration (docs/writing-skills.md). Checked where it enters: a bad shape is a
 // configuration error naming the file (and YAML line), never a crash later on.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -132,7 +132,7 @@ export function keyLines(text: string): Map<string, { line: number; column: numb
 
 /** Builds `run.tool` — a closed type — and the tool's own cascade level from its frontmatter. */
 export function declare(fm: unknown, fallbackName: string, file?: string, opts: { settingsKey?: string } = {}): { name: string; decl: ToolDecl; metadata: JsonObject; frontmatter: Frontmatter } {
-  // Where the settings live: `metadata` in our own files, `agent-apps` in a SKILL.md (SPEC §3.1).
+  // Where the settings live: `metadata` in our own files, `agent-apps` in a SKILL.md (docs/writing-skills.md).
   const at = opts.settingsKey ?? 'metadata';
   if (fm === undefined || fm === null) fm = {};
   if (!isPlainObject(fm)) throw new ConfigurationError('frontmatter must be an object', { place: { file } });
@@ -158,7 +158,7 @@ export function declare(fm: unknown, fallbackName: string, file?: string, opts: 
   let allowed = metadata['allowed-tools'] ?? frontmatter['allowed-tools'];
   if (Array.isArray(allowed) && allowed.every((t) => typeof t === 'string')) allowed = allowed.join(' ');
   if (allowed !== undefined && typeof allowed !== 'string') throw bad(file, 'allowed-tools', 'must be a space-separated string of tool globs');
-  // ask-tools (SPEC §17): where allowed-tools is, in the same syntax — tools its agent may call with a person's approval.
+  // ask-tools (docs/agents.md): where allowed-tools is, in the same syntax — tools its agent may call with a person's approval.
   let ask = metadata['ask-tools'] ?? frontmatter['ask-tools'];
   if (Array.isArray(ask) && ask.every((t) => typeof t === 'string')) ask = ask.join(' ');
   if (ask !== undefined && typeof ask !== 'string') throw bad(file, 'ask-tools', 'must be a space-separated string of tool globs (allowed-tools syntax)');

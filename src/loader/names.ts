@@ -1,10 +1,10 @@
-// Tool names and refs (SPEC §3, §4): a bare name matches NAME_RE; everything else is a path ref.
+// Tool names and refs (docs/writing-skills.md, docs/concepts.md): a bare name matches NAME_RE; everything else is a path ref.
 import type { ToolDef } from '../core/types.ts';
 
 export const NAME_RE = /^[a-z0-9][a-z0-9-]*$/;
 
 /**
- * Why `name` cannot be a tool name, or undefined (SPEC §3.1): names are ASCII `[a-z0-9-]` — a
+ * Why `name` cannot be a tool name, or undefined (docs/writing-skills.md): names are ASCII `[a-z0-9-]` — a
  * name must be callable as a bare ref — and neither start nor end with '-'.
  */
 export function nameProblem(name: string): string | undefined {
@@ -15,11 +15,11 @@ export function nameProblem(name: string): string | undefined {
   return `names match ${NAME_RE} (lower-case ASCII letters, digits and '-')`;
 }
 
-/** The longest name the Agent Skills format allows (longer ones load, with a warning: SPEC §3.1). */
+/** The longest name the Agent Skills format allows (longer ones load, with a warning: docs/writing-skills.md). */
 export const MAX_NAME_LENGTH = 64;
 
 /**
- * Every problem with a `SKILL.md` name, for the format's rules (SPEC §3.1): errors for what
+ * Every problem with a `SKILL.md` name, for the format's rules (docs/writing-skills.md): errors for what
  * cannot be a bare ref here (non-ASCII, upper case, other characters, a leading or trailing
  * '-'), warnings for what loads anyway (`--`, over 64 characters, not the folder's name).
  */

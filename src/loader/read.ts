@@ -1,4 +1,4 @@
-// Reading skill files safely (SPEC §3.1, §15 "Loading never hangs"): only regular files (a FIFO,
+// Reading skill files safely (docs/writing-skills.md, docs/security.md): only regular files (a FIFO,
 // a device, a directory named `x.md` is a configuration error naming it — and is never opened,
 // since opening a FIFO blocks), and never more than the caps: 5 MiB a file, 1 MiB of frontmatter.
 import fs from 'node:fs';
@@ -114,7 +114,7 @@ export interface FolderListing {
 const LIST_SKIP = new Set(['.git', 'node_modules', '.DS_Store']);
 
 /**
- * The files of a skill folder, for progressive disclosure (SPEC §3.1): names only, never
+ * The files of a skill folder, for progressive disclosure (docs/writing-skills.md): names only, never
  * contents. Bounded: at most `max` entries and `depth` levels; a symbolic link is followed only
  * inside the folder, and to a folder once (its real path is remembered), so a link loop ends the
  * walk there instead of running forever; a dangling link, one that loops on itself or one that

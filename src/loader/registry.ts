@@ -1,5 +1,5 @@
 // The tool registry: search roots indexed once, tools loaded on first use and cached by file
-// and modification time (SPEC §4). `invalidate()` (what `ctx.manager.refresh()` calls) rescans
+// and modification time (docs/concepts.md). `invalidate()` (what `ctx.manager.refresh()` calls) rescans
 // the roots and re-stats files, so edits are picked up without restarting.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -28,7 +28,7 @@ export interface ListOptions {
    */
   mcpServers?: ((prefix: string) => boolean) | false;
   /**
-   * A listing for a person (`agent-apps list`), not an agent (SPEC §3.1): a SKILL.md with
+   * A listing for a person (`agent-apps list`), not an agent (docs/writing-skills.md): a SKILL.md with
    * `user-invocable: false` is left out unless `all`, and one hidden only by
    * `disable-model-invocation: true` is listed.
    */
@@ -63,7 +63,7 @@ export class Registry {
   private inline = new WeakMap<ToolDef, LoadedTool>();
   private inlineUris = new Map<string, LoadedTool>();
   private loading = new Map<string, Promise<LoadedTool>>();
-  /** The MCP client side (SPEC §16), loaded on first need: a name no skill holds, a listing. */
+  /** The MCP client side (docs/mcp.md), loaded on first need: a name no skill holds, a listing. */
   private hub?: Promise<McpHub>;
   /** Set by createRuntime: the workspace, the CLI overrides and the root's logger. */
   mcpOptions?: HubOptions;
@@ -144,7 +144,7 @@ export class Registry {
     return this.lookup(name, paths) !== undefined;
   }
 
-  /** `findTool` (SPEC §4): a bare name, a path, `file://`, `inline://`, `mcp://` or a ToolDef. */
+  /** `findTool` (docs/concepts.md): a bare name, a path, `file://`, `inline://`, `mcp://` or a ToolDef. */
   async find(ref: string | ToolDef, paths: readonly string[], cwd: string): Promise<LoadedTool> {
     if (typeof ref !== 'string') return this.fromDef(ref);
     if (NAME_RE.test(ref)) {
@@ -243,7 +243,7 @@ export class Registry {
     // CRLF files (written on Windows) parse like LF ones: no stray '\r' in values or the prompt.
     const text = readSkillFile(entry.file).replace(/\r\n?/g, '\n');
     if (entry.kind === 'skill-folder') {
-      // Agent Skills (SPEC §3.1): the format's rules; warnings ride along, an error is the first one.
+      // Agent Skills (docs/writing-skills.md): the format's rules; warnings ride along, an error is the first one.
       const { skill, diagnostics } = checkAgentSkill(text, entry.file);
       if (!skill) {
         const e = diagnostics.find((d) => d.severity === 'error')!;
@@ -321,7 +321,7 @@ export class Registry {
 
   /**
    * The `main` skills of the tool's search root, outermost folder first, down to the tool's own
-   * folder — the inherit chain (SPEC §6.1). The tool itself and the library's main are excluded.
+   * folder — the inherit chain (docs/concepts.md). The tool itself and the library's main are excluded.
    */
   authorities(tool: LoadedTool): IndexEntry[] {
     if (!tool.root) return [];
@@ -367,7 +367,7 @@ export class Registry {
   async list(paths: readonly string[], opts: ListOptions = {}): Promise<ToolSummary[]> {
     if (opts.mcpServers === false) return this.listFiles(paths, opts);
     const [files, hub] = await Promise.all([this.listFiles(paths, opts), this.mcpHub()]);
-    // MCP servers' tools (SPEC §16): a skill of the same name wins; without a filter, the
+    // MCP servers' tools (docs/mcp.md): a skill of the same name wins; without a filter, the
     // shadowed MCP tool is listed, marked, and the skill says what it shadows.
     const mcp = await hub.list(paths, {
       all: opts.all,
@@ -391,7 +391,7 @@ export class Registry {
     const only = opts.only ?? (() => true);
     const seen = new Set<string>();
     const out: (ToolSummary | Promise<ToolSummary | undefined>)[] = [];
-    // What each listed name shadows: the first skill of that name in a later root (SPEC §4).
+    // What each listed name shadows: the first skill of that name in a later root (docs/concepts.md).
     const winners = new Set<string>();
     const shadows = new Map<string, string>();
     for (const tool of this.programmatic.values()) {
@@ -440,7 +440,7 @@ export class Registry {
     return paths.flatMap((dir) => this.root(dir).notes);
   }
 
-  /** The origin of the skill that `name` shadows on these paths: the next root's, after the winner (SPEC §4). */
+  /** The origin of the skill that `name` shadows on these paths: the next root's, after the winner (docs/concepts.md). */
   shadowed(name: string, paths: readonly string[]): string | undefined {
     let found = this.programmatic.has(name);
     for (const dir of paths) {

@@ -42,7 +42,7 @@ export interface RootIndex {
 const SKIP_DIRS = new Set(['node_modules', '.git', '.agent-apps']);
 
 /**
- * The cross-client roots (`.agents/skills/`, `.claude/skills/`, SPEC §4) hold Agent Skills
+ * The cross-client roots (`.agents/skills/`, `.claude/skills/`, docs/concepts.md) hold Agent Skills
  * folders only, as every other client that reads them assumes: a loose `notes.md` there is not a
  * skill.
  */

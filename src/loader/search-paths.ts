@@ -1,4 +1,4 @@
-// Search paths (SPEC §4): --path flags, AGENT_APPS_PATH, the workspace's skills/, .agents/skills/
+// Search paths (docs/concepts.md): --path flags, AGENT_APPS_PATH, the workspace's skills/, .agents/skills/
 // and .claude/skills/, then ~/.agent-apps/skills, ~/.agents/skills and the library's skills/ —
 // the first root that holds a name wins.
 import fs from 'node:fs';
@@ -46,7 +46,7 @@ export function agentsHome(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /**
- * True when `dir` is a workspace (SPEC §4): it holds `skills/`, `.agents/skills/`,
+ * True when `dir` is a workspace (docs/concepts.md): it holds `skills/`, `.agents/skills/`,
  * `.claude/skills/` or `.agent-apps/`. In the home folder only `skills/` counts: its
  * `.agents/skills/`, `.claude/skills/` and `.agent-apps/` are the user-level folders (and every
  * project below home would otherwise be part of one workspace, home).

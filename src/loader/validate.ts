@@ -1,4 +1,4 @@
-// `agent-apps validate` (SPEC §3.1): every problem of the skill files under some paths, placed.
+// `agent-apps validate` (docs/writing-skills.md): every problem of the skill files under some paths, placed.
 // SKILL.md folders get the Agent Skills checks in full (every error, not only the first);
 // NAME.md and code skills are loaded as `list` would load them, and their error — malformed YAML,
 // a bad declaration, an import that fails — is reported where it is.
