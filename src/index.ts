@@ -1,4 +1,4 @@
-// The public API of agent-apps (SPEC §13). Skills import from the bare specifier `agent-apps`,
+// The public API of agent-apps (docs/architecture.md). Skills import from the bare specifier `agent-apps`,
 // which the runtime resolves to this module wherever the skill lives.
 import { setEntryUrl } from './runtime.ts';
 import { managerOf } from './kernel/manager.ts';
@@ -23,7 +23,7 @@ export { createCallbackRef, type CallbackRef } from './agent/callback-ref.ts';
 export { resolveVisibleTools, type VisibleTools, type ToolDoc } from './agent/visible-tools.ts';
 export type { AgentPolicy, ExecutionHandle, HostBudget } from './agent/bridge.ts';
 export { DEFAULT_AGENT_PROVIDER } from './agent/provider.ts';
-// Asking a person (SPEC §17): the asker contract the terminal UI implements, and a plain one.
+// Asking a person (docs/agents.md): the asker contract the terminal UI implements, and a plain one.
 export { APPROVAL_CHOICES, type Answer, type ApprovalQuestion, type Asker, type AskOptions, type Choice, type PlainQuestion, type Question } from './core/ask.ts';
 export { LineAsker, lineAsker, printable, renderApproval, type LineAskerOptions } from './core/line-asker.ts';
 export type { Decision, Denial, Trust, TrustLevel } from './policy/approval.ts';

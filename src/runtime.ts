@@ -1,4 +1,4 @@
-// createRuntime (SPEC §13): search paths, registry, logger, kernel and the root context.
+// createRuntime (docs/architecture.md): search paths, registry, logger, kernel and the root context.
 import path from 'node:path';
 import { Kernel } from './kernel/orchestrator.ts';
 import { Logger } from './kernel/log.ts';
@@ -26,7 +26,7 @@ export interface RuntimeOptions {
   /** Aborting it aborts the root context and everything below it. */
   signal?: AbortSignal;
   /**
-   * The person to ask (SPEC §17): `ctx.manager.ask()` and the approval gates of agent code go to
+   * The person to ask (docs/agents.md): `ctx.manager.ask()` and the approval gates of agent code go to
    * it. The terminal UI gives one when the run is interactive; without one, asking fails with
    * E_NOT_INTERACTIVE and a gate is refused (E_ALLOWED_TOOLS, "needs approval").
    */
@@ -95,10 +95,10 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
   const { decl, metadata, frontmatter } = declare({ name: 'root', description: 'The runtime root context.' }, 'root');
   const rootTool: LoadedTool = { name: 'root', kind: 'builtin', uri: null, frontmatter, decl, metadata, version: 0 };
   const interactive = opts.interactive === true;
-  // SPEC §5: run.interactive is true for the root context of an interactive (TTY) run.
+  // docs/concepts.md: run.interactive is true for the root context of an interactive (TTY) run.
   const root = kernel.createRoot(rootTool, {}, opts.signal, interactive);
   globals.internals.root = root;
-  // MCP servers (SPEC §16): configured from the workspace and the CLI level, started on first
+  // MCP servers (docs/mcp.md): configured from the workspace and the CLI level, started on first
   // use, closed (their processes gone) by close().
   // Workspace trust: nothing the workspace configures starts a process until it is trusted.
   const overridePaths = Array.isArray(opts.overrides?.paths) ? (opts.overrides.paths as unknown[]).filter((p): p is string => typeof p === 'string').map((p) => path.resolve(cwd, p)) : [];
@@ -117,7 +117,7 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
   return {
     root,
     invoke(ref, args, options) {
-      // SPEC §19: a worker runs it, through its own workspace's pipeline.
+      // docs/scale.md: a worker runs it, through its own workspace's pipeline.
       if (options?.remote) return invokeRemotely(root, ref, args, options.remote, root.run.signal);
       const o = interactive && !options?.context?.run ? { ...options, context: { ...options?.context, run: { interactive: true } } } : options;
       return root.manager.invoke(ref, args as JsonObject, o);
@@ -134,7 +134,7 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
     async close() {
       if (closed) return;
       closed = true;
-      // SPEC §13: close() emits `shutdown` to whoever subscribed, and gives their handlers a
+      // docs/architecture.md: close() emits `shutdown` to whoever subscribed, and gives their handlers a
       // bounded time to settle before the root is aborted — unless it was announced already
       // (the CLI emits it on SIGINT / SIGTERM; event-emit sets the flag).
       const bus = globals.internals.eventBus;
@@ -150,11 +150,11 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
         } catch {}
       }
       // The configured backend stops taking events (what this process held un-acked goes back)
-      // and the NATS connection, if any, closes (SPEC §19).
+      // and the NATS connection, if any, closes (docs/scale.md).
       await closeEvents(globals.internals);
       managerOf(root).abort('runtime closed', true);
       await logger.close();
-      // SPEC §15: what the runtime retained goes with it — replay buffers, queued events and
+      // docs/security.md: what the runtime retained goes with it — replay buffers, queued events and
       // handlers, the log ring — even while the caller still holds the runtime object.
       globals.internals.eventBus?.clear();
       logger.clear();
@@ -168,9 +168,9 @@ declare module './core/types.ts' {
     kernel: Kernel;
     /** The runtime's root context. */
     root: Context;
-    /** The log ring and its reporters (SPEC §10). */
+    /** The log ring and its reporters (docs/events.md). */
     log: Logger;
-    /** `--approve` / createRuntime({ approve }): calls that pass an approval gate unasked (SPEC §17). */
+    /** `--approve` / createRuntime({ approve }): calls that pass an approval gate unasked (docs/agents.md). */
     approve?: string;
   }
 }

@@ -1,4 +1,4 @@
-// An eval file (SPEC §18): `*.test.yaml` — a skill and its cases. Parsed with yaml's
+// An eval file (docs/ci.md): `*.test.yaml` — a skill and its cases. Parsed with yaml's
 // parseDocument so that every problem — bad YAML, a shape the JSON schema below rejects, a regex
 // or schema that does not compile, two cases of one name — is a message with a place
 // (file:line:col), all of them at once, never a stack trace.

@@ -1,4 +1,4 @@
-// Judging a case (SPEC §18): what the invocation returned or threw, against the case's `expect`.
+// Judging a case (docs/ci.md): what the invocation returned or threw, against the case's `expect`.
 // equals — deep equality of the result's JSON; match — a regex on the string (or JSON) of the
 // result; schema — ajv; error — the code it must fail with; check — a skill that says `true` or
 // why not. Without `expect`, a case passes when the skill succeeds. Every key given must hold.

@@ -1,4 +1,4 @@
-// Where eval files are (SPEC §18): `*.test.yaml` beside the skills — the workspace's search roots
+// Where eval files are (docs/ci.md): `*.test.yaml` beside the skills — the workspace's search roots
 // and --path folders, not the library or the user-level folders — or under the workspace's
 // `tests/`; or the files and folders named on the command line.
 import fs from 'node:fs';

@@ -1,4 +1,4 @@
-// What `agent-apps test` prints (SPEC §18): a line per case and the summary line
+// What `agent-apps test` prints (docs/ci.md): a line per case and the summary line
 // `N passed, N failed` for people (and CI logs, which read that line), or one report for
 // machines — JUnit XML (CI test tabs), TAP 13, or JSON.
 import { yaml } from '../core/yaml.ts';

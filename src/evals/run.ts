@@ -1,7 +1,7 @@
-// Running eval files (SPEC §18): every file checked first (a malformed one stops everything,
+// Running eval files (docs/ci.md): every file checked first (a malformed one stops everything,
 // exit 2), then the cases in parallel — one runtime per workspace, each case one
 // `runtime.invoke` through the real pipeline. A case's cassette is replayed for that invocation
-// only: an extra middleware (SPEC §6.5, `locals.middleware`, so not its children) that runs right
+// only: an extra middleware (docs/middleware.md, `locals.middleware`, so not its children) that runs right
 // after `model` and sets `model.provider: replay` and `model.cassette` — or, with `update`,
 // `model.record` on the live model the cascade configures (the first case naming a cassette
 // records it; the others replay that recording once it is made).

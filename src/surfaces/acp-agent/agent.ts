@@ -1,4 +1,4 @@
-// `agent-apps acp` (SPEC §20): agent-apps as an Agent Client Protocol agent over stdio, so ACP
+// `agent-apps acp` (docs/agents.md): agent-apps as an Agent Client Protocol agent over stdio, so ACP
 // clients — Zed, JetBrains, Kiro — run a workspace's skills. stdout carries the protocol only;
 // logs go to stderr.
 //
@@ -77,7 +77,7 @@ export async function serveAcp(opts: AcpServeOptions, g: GlobalOptions, io: CliI
       agentCapabilities: {
         loadSession: false,
         promptCapabilities: { image: false, audio: false, embeddedContext: false },
-        // MCP servers a client offers are not taken: a workspace's own are its `mcp` config (SPEC §16).
+        // MCP servers a client offers are not taken: a workspace's own are its `mcp` config (docs/mcp.md).
         mcpCapabilities: { http: false, sse: false },
       },
       agentInfo: { name: 'agent-apps', title: 'agent-apps', version: VERSION },

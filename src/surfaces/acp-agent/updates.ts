@@ -1,4 +1,4 @@
-// `agent-apps acp` streams a run to its ACP client (SPEC §20): the agent progress events a run
+// `agent-apps acp` streams a run to its ACP client (docs/agents.md): the agent progress events a run
 // reports (src/agent/trace.ts's ProgressSink — the same events the terminal view, stream-json and
 // `mcp serve` show) become `session/update`s.
 //

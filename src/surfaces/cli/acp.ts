@@ -1,4 +1,4 @@
-// `agent-apps acp` (SPEC §20): agent-apps as an Agent Client Protocol agent over stdio, for ACP
+// `agent-apps acp` (docs/agents.md): agent-apps as an Agent Client Protocol agent over stdio, for ACP
 // clients (Zed, JetBrains, Kiro). The agent and the ACP SDK are imported only when it runs.
 import type { Command } from 'commander';
 import { globalsOf } from '../shared/runtime-options.ts';

@@ -1,4 +1,4 @@
-// `agent-apps completion bash|zsh|fish` (SPEC §17): a shell completion script. The script asks the
+// `agent-apps completion bash|zsh|fish` (docs/terminal.md): a shell completion script. The script asks the
 // hidden `agent-apps __complete -- WORD…` for the candidates each time Tab is pressed, so the skill
 // names are those of the workspace the command line is in (its --cwd and --path count), looked up
 // then: commands, global and command options, skill names after run / describe / debug, a skill's

@@ -1,4 +1,4 @@
-// `agent-apps debug <skill> [--PARAM VALUE …]` (SPEC §12): runs the skill with the `debug` hooks
+// `agent-apps debug <skill> [--PARAM VALUE …]` (docs/cli.md): runs the skill with the `debug` hooks
 // on and prints the pipeline as an indented tree with timings on stderr; the result on stdout.
 import type { Command } from 'commander';
 import type { LogEvent } from '../../core/types.ts';

@@ -1,4 +1,4 @@
-// `agent-apps describe <skill>` (SPEC §12): declaration, origin, resolved cascade, ordered chain.
+// `agent-apps describe <skill>` (docs/cli.md): declaration, origin, resolved cascade, ordered chain.
 import type { Command } from 'commander';
 import { createRuntime } from '../../runtime.ts';
 import { yaml } from '../../core/yaml.ts';
@@ -19,7 +19,7 @@ export function registerDescribe(program: Command, io: CliIO): void {
     .addHelpText(
       'after',
       `
-Trust (SPEC §17) is how calls of the skill from agent code are gated — allow (the default), ask
+Trust (docs/agents.md) is how calls of the skill from agent code are gated — allow (the default), ask
 (a person approves each call) or deny — with the file (or --set, or MCP server entry) that set it.
 The chain is listed in the order it runs, each entry with the cascade level its key came from
 (the library's main, a folder's main, the skill itself, or --set). A SKILL.md skill's warnings

@@ -1,6 +1,6 @@
-// `agent-apps init [dir]` (SPEC §12): a workspace from templates/workspace — skills/main.md (the
+// `agent-apps init [dir]` (docs/cli.md): a workspace from templates/workspace — skills/main.md (the
 // project's authority), a `hello` agent skill that replays a cassette so it runs offline, its
-// eval file (`agent-apps test`, SPEC §18, passing offline too), and a .gitignore for the run
+// eval file (`agent-apps test`, docs/ci.md, passing offline too), and a .gitignore for the run
 // records.
 import fs from 'node:fs';
 import path from 'node:path';

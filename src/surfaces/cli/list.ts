@@ -1,4 +1,4 @@
-// `agent-apps list` (SPEC §12): the skills on the search paths, broken ones with their error.
+// `agent-apps list` (docs/cli.md): the skills on the search paths, broken ones with their error.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
@@ -34,7 +34,7 @@ Examples:
       const runtime = await createRuntime(runtimeOptions(g));
       try {
         const config = runtime.root.locals.config;
-        // A listing for a person: SKILL.md's user-invocable / disable-model-invocation decide (SPEC §3.1).
+        // A listing for a person: SKILL.md's user-invocable / disable-model-invocation decide (docs/writing-skills.md).
         // Errors may quote what configured them (an MCP server's URL): redacted (docs/security.md, "Secrets").
         const list = redact(await runtime.root.globals.internals.kernel.registry.list(config.paths, { all: !!opts.all, user: true })) as ToolSummary[];
         const cwd = config.cwd;
@@ -98,7 +98,7 @@ async function table(list: ToolSummary[], cwd: string, color: boolean, io: CliIO
   return out;
 }
 
-/** An MCP tool a skill of the same name wins over is listed, marked (SPEC §16); so is the skill. */
+/** An MCP tool a skill of the same name wins over is listed, marked (docs/mcp.md); so is the skill. */
 function shadowNote(s: ToolSummary & { shadowedBy?: string; shadows?: string }, cwd: string): string {
   if (s.shadowedBy !== undefined) return `(shadowed by ${shortOrigin(s.shadowedBy, cwd)}) `;
   if (s.shadows !== undefined) return `(shadows ${shortOrigin(s.shadows, cwd)}) `;

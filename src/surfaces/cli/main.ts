@@ -1,4 +1,4 @@
-// The `agent-apps` program (SPEC §12): global options, one file per subcommand.
+// The `agent-apps` program (docs/cli.md): global options, one file per subcommand.
 import { Command, CommanderError, Help } from 'commander';
 import { EXIT, exitCodeFor, formatError, painter } from '../shared/output.ts';
 import { VERSION } from '../../core/version.ts';
@@ -140,7 +140,7 @@ export async function main(argv: string[], io: CliIO = { stdout: process.stdout,
     const paint = await painter(io.stderr, g.color !== false && !argv.includes('--no-color'));
     const shown = err instanceof CommanderError ? usageError(err) : err;
     io.stderr.write(formatError(shown, { debug: !!g.debug && !(err instanceof CommanderError), paint }) + '\n');
-    // stream-json (SPEC §18): a run that fails before it starts is its result line alone.
+    // stream-json (docs/ci.md): a run that fails before it starts is its result line alone.
     const command = ((err as { command?: Command }).command ?? active).name();
     if ((command === 'run' || command === program.name()) && formatInArgv(argv) === 'stream-json') {
       new StreamJson(io.stdout).result({ run: undefined, exitCode: exitCodeFor(shown), error: shown, durationMs: Date.now() - started });

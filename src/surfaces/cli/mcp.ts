@@ -1,4 +1,4 @@
-// `agent-apps mcp serve` (SPEC §16): the workspace's skills for any MCP client. The server and
+// `agent-apps mcp serve` (docs/mcp.md): the workspace's skills for any MCP client. The server and
 // the MCP SDK are imported only when the command runs.
 import type { Command } from 'commander';
 import { addGlobalOptions, globalsOf } from '../shared/runtime-options.ts';

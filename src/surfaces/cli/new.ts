@@ -1,7 +1,7 @@
-// `agent-apps new <name> [--code | --skill-folder]` (SPEC §12): a skill in the workspace's skills/
+// `agent-apps new <name> [--code | --skill-folder]` (docs/cli.md): a skill in the workspace's skills/
 // (the nearest workspace above, else ./skills) from templates/ — a Markdown agent skill with a
 // replay cassette, so it runs before any model is configured, a TypeScript code skill, or an
-// Agent Skills folder (NAME/SKILL.md, SPEC §3.1) that other clients read too.
+// Agent Skills folder (NAME/SKILL.md, docs/writing-skills.md) that other clients read too.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';

@@ -1,4 +1,4 @@
-// `agent-apps repl` and `agent-apps tutor` (SPEC §17): the same as `run repl` / `run tutor` — the
+// `agent-apps repl` and `agent-apps tutor` (docs/terminal.md): the same as `run repl` / `run tutor` — the
 // ink apps in skills/repl.skill.ts and skills/tutor.skill.ts — with the UI's loading started
 // while the runtime is made, so the prompt is ready sooner. Without a terminal both refuse with
 // E_NOT_INTERACTIVE (exit 2), as the skills do.

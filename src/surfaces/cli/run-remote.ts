@@ -1,4 +1,4 @@
-// `run SKILL … --remote [--remote-timeout MS] [--queue NAME]` (SPEC §19): a worker runs the skill.
+// `run SKILL … --remote [--remote-timeout MS] [--queue NAME]` (docs/scale.md): a worker runs the skill.
 // These flags may come anywhere after the skill name (before `--`); `--queue` is the work queue's
 // only with `--remote` — without it, it is the skill's own arg (event-wait has a `queue`).
 import { AgentAppsError } from '../../core/errors.ts';

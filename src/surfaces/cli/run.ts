@@ -1,4 +1,4 @@
-// `agent-apps run [skill] [--PARAM VALUE …]` (SPEC §12), in the output format asked for (SPEC §18):
+// `agent-apps run [skill] [--PARAM VALUE …]` (docs/cli.md), in the output format asked for (docs/ci.md):
 // text (the result raw or as JSON), json (one JSON line), stream-json (NDJSON events and one result
 // line, stream-json.ts). Every format reports denied tool calls (run-report.ts) and may fail on them.
 import path from 'node:path';
@@ -101,7 +101,7 @@ export interface RunExtras {
   /** Called after the run settles, before the runtime closes (the `debug` tree, `--profile`). */
   after?: (runtime: Runtime) => void | Promise<void>;
   /**
-   * The person to ask (SPEC §17: `ctx.manager.ask`, approval gates) — the terminal UI's asker.
+   * The person to ask (docs/terminal.md: `ctx.manager.ask`, approval gates) — the terminal UI's asker.
    * Without one, an interactive run (TTY stdin and stdout) asks in plain lines on stderr / stdin;
    * any other run has nobody to ask.
    */
@@ -115,7 +115,7 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
   const format = outputFormat(g);
   const rtOpts = runtimeOptions(g);
   if (extras.overrides) rtOpts.overrides = mergeOverrides(rtOpts.overrides ?? {}, extras.overrides);
-  // `--record PATH` (SPEC §18): a path as typed, relative to where the command runs — not, as a
+  // `--record PATH` (docs/ci.md): a path as typed, relative to where the command runs — not, as a
   // `model.record` from a file would be, to the skill's folder.
   if (opts.record !== undefined) rtOpts.overrides = mergeOverrides(rtOpts.overrides ?? {}, { model: { record: path.resolve(rtOpts.cwd ?? process.cwd(), opts.record) } });
   const interactive = !!(io.stdin.isTTY && io.stdout.isTTY);
@@ -137,7 +137,7 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
   report.attach(root, stream?.sink());
   const config = root.locals.config;
   if (rtOpts.logLevel) root.manager.configure({ level: rtOpts.logLevel, global: true });
-  // Every CLI run in a workspace is recorded for `agent-apps tail` (SPEC §10).
+  // Every CLI run in a workspace is recorded for `agent-apps tail` (docs/events.md).
   let jsonl: Reporter | undefined;
   if (recordsRuns(config.workspace)) {
     try {
@@ -149,18 +149,18 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
   }
   // The run's last record: written once, by whichever way the run ends.
   let ended = false;
-  // Its exitCode and durationMs are what `agent-apps runs` lists (SPEC §18).
+  // Its exitCode and durationMs are what `agent-apps runs` lists (docs/ci.md).
   const runEnd = (fields: { level: 'info' | 'warn' | 'error'; text: string; code?: string; exitCode: number }) => {
     if (ended) return;
     ended = true;
     root.manager.log({ type: 'run-end', tag: 'cli', skill, ...fields, durationMs: Date.now() - started, record: true });
   };
-  // stream-json's last line (SPEC §18): the outcome with its exit code, written once.
+  // stream-json's last line (docs/ci.md): the outcome with its exit code, written once.
   const result = (exitCode: number, outcome: { result?: unknown; error?: unknown }) => stream?.result({ run: runId, exitCode, ...outcome, durationMs: Date.now() - started, report });
   // The notice goes through the UI when one is shown, so it follows what the UI showed so far.
   const notify = (text: string): Promise<void> => (terminal ? terminal.interrupted(text) : Promise.resolve(void io.stderr.write(text)));
   const stop = installSignals(controller, runtime, notify, graceMs(g), (sig) => {
-    // A second SIGINT exits at once (SPEC §8), but the run file still gets its run-end and the
+    // A second SIGINT exits at once (docs/events.md), but the run file still gets its run-end and the
     // `.live` marker goes: both synchronously, before process.exit.
     runEnd({ level: 'warn', text: `run ${skill}: ${sig} (again: exited at once)`, exitCode: EXIT.interrupted });
     jsonl?.close?.();
@@ -192,13 +192,13 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
       value = await Promise.race([runtime.invoke(skill, args, extras.remote ? { remote: extras.remote } : undefined), stop.interrupted]);
       // A skill that computed synchronously kept a SIGINT / SIGTERM that came meanwhile from
       // being handled: let it be delivered now, so the run counts as interrupted (exit 130),
-      // not as done (SPEC §15: SIGINT at any point).
+      // not as done (docs/security.md: SIGINT at any point).
       await signalsDelivered();
     } finally {
       clearInterval(keepAlive);
     }
     if (stop.signal) throw new Error(stop.signal);
-    // --fail-on-denial (SPEC §18): a run in which agent code was refused a call did not succeed.
+    // --fail-on-denial (docs/ci.md): a run in which agent code was refused a call did not succeed.
     if (g.failOnDenial && report.denials.length) throw new AgentAppsError('E_DENIED', `${report.summary()} (--fail-on-denial)`);
     runEnd({ level: 'info', text: `run ${skill}: ok`, exitCode: EXIT.ok });
     // The UI goes before anything else is printed: the result alone on stdout, after it.
@@ -222,7 +222,7 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
       result(code, { error: signalError(stop.signal) });
       return code;
     }
-    // A refusal (exit 3) is not a failure (SPEC §6.6): it is recorded below error level.
+    // A refusal (exit 3) is not a failure (docs/middleware.md): it is recorded below error level.
     const level = exitCodeFor(err) === EXIT.refused ? 'info' : 'error';
     runEnd({ level, code: (err as { code?: string })?.code, text: `run ${skill}: ${(err as Error)?.message ?? err}`, exitCode: exitCodeFor(err) });
     await terminal?.close();
@@ -240,7 +240,7 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
   }
 }
 
-/** SPEC §18: a run that ended after a denied call says so on stderr, whatever the output format. */
+/** docs/ci.md: a run that ended after a denied call says so on stderr, whatever the output format. */
 function warnOfDenials(io: CliIO, paint: Painter, report: RunReport): void {
   if (report.denials.length) io.stderr.write(`${paint.yellow('warn')}: ${report.summary()}\n`);
 }
@@ -285,7 +285,7 @@ export interface Profile {
 
 declare module '../../core/types.ts' {
   interface RuntimeState {
-    /** Durations recorded by the `profile` hook (seed 003), printed by `--profile`. */
+    /** Durations recorded by the `profile` hook (docs/events.md), printed by `--profile`. */
     profile?: Profile;
   }
 }
@@ -299,7 +299,7 @@ interface SignalState {
 }
 
 /**
- * SIGINT / SIGTERM (SPEC §8): emit `shutdown`, await event-emit, give the handlers it dispatched
+ * SIGINT / SIGTERM (docs/events.md): emit `shutdown`, await event-emit, give the handlers it dispatched
  * up to the grace period to settle, abort the root context, exit 130 / 143. A second SIGINT
  * exits at once.
  */

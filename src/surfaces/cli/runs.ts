@@ -1,4 +1,4 @@
-// `agent-apps runs` (SPEC §18): the workspace's past runs, read from the run files the CLI records
+// `agent-apps runs` (docs/ci.md): the workspace's past runs, read from the run files the CLI records
 // (<workspace>/.agent-apps/runs/<run-id>.jsonl, reporters.ts) — listed newest first, one shown as
 // a readable transcript (the `agent-run` records the `session` middleware writes: model text,
 // code, tool calls and results, errors, usage), and pruned. `tail` finds its run here too.
@@ -163,7 +163,7 @@ export function summarize(dir: string, run: RunFile, now = Date.now()): RunSumma
   }
   const skill = typeof start?.skill === 'string' ? start.skill : typeof end?.skill === 'string' ? end.skill : null;
   const startedAt = new Date(started).toISOString();
-  // In the order SPEC §18 lists the fields.
+  // In the order docs/ci.md lists the fields.
   const summary = (status: RunStatus, exitCode: number | null, durationMs: number | null): RunSummary => ({ id: run.id, skill, status, exitCode, durationMs, startedAt });
   if (end) {
     const exitCode = exitCodeOf(end);
@@ -385,7 +385,7 @@ interface AgentRun extends LogEvent {
   trace?: TraceEntry[];
 }
 
-/** Text shown on a terminal: no control characters (SPEC §15), line breaks kept as lines. */
+/** Text shown on a terminal: no control characters (docs/security.md), line breaks kept as lines. */
 function lines(text: unknown): string[] {
   // A value as JSON: on one line when it is short, else indented over several.
   let s = typeof text === 'string' ? text : json(text);
@@ -445,7 +445,7 @@ export function transcript(run: RunFile, summary: RunSummary, paint: Painter): s
   }
   if (!agents.length && summary.status !== 'running') {
     out.push('');
-    // A refused or interrupted agent run stops its chain before `session` (SPEC §6.6).
+    // A refused or interrupted agent run stops its chain before `session` (docs/middleware.md).
     const why = summary.status === 'refused' || summary.status === 'interrupted' ? 'no agent ran, or it was stopped before its record' : 'no agent ran in this run';
     out.push(paint.dim(`(${why}: agent-apps tail --run ${run.id.slice(0, 8)} has its events)`));
   }

@@ -1,4 +1,4 @@
-// `agent-apps tail` (SPEC §10, §12): the log events of the latest run, or `--run ID`, read from
+// `agent-apps tail` (docs/events.md, docs/cli.md): the log events of the latest run, or `--run ID`, read from
 // <workspace>/.agent-apps/runs/<rootContextId>.jsonl; `--follow` while the run is live.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -119,6 +119,6 @@ export function formatEvent(e: LogEvent, paint: Painter): string {
   const time = new Date(e.timestamp).toISOString().slice(11, 23);
   const level = e.level === 'error' ? paint.red(e.level.padEnd(5)) : e.level === 'warn' ? paint.yellow(e.level.padEnd(5)) : paint.dim(e.level.padEnd(5));
   const extra = [e.entry ? `› ${e.entry}` : '', e.duration !== undefined ? `${e.duration} ms` : '', e.code ? `[${e.code}]` : ''].filter(Boolean).join(' ');
-  // The run file holds text exactly as logged; on the terminal it is one line with no control characters (SPEC §15).
+  // The run file holds text exactly as logged; on the terminal it is one line with no control characters (docs/security.md).
   return `${paint.dim(time)} ${level} ${paint.dim(escapeControl(e.tag).padEnd(8))} ${escapeControl(e.type).padEnd(14)} ${paint.cyan(escapeControl(e.tool))}${extra ? ' ' + escapeControl(extra) : ''}${e.text ? ': ' + escapeControl(e.text) : ''}`;
 }

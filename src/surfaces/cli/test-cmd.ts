@@ -1,4 +1,4 @@
-// `agent-apps test [PATH…]` (SPEC §18): runs eval files — `*.test.yaml`, a skill and its cases —
+// `agent-apps test [PATH…]` (docs/ci.md): runs eval files — `*.test.yaml`, a skill and its cases —
 // and says which cases passed. Exit 0 all passed, 1 a case failed, 2 a malformed eval file (each
 // problem with its file:line:col) or a usage error. The work is in src/evals/; this file is the
 // command line: where to look, how many at once, and where each kind of output goes.
@@ -164,7 +164,7 @@ async function runTests(paths: string[], opts: TestOptions, cmd: Command, io: Cl
     const done: (string | undefined)[] = new Array(plan.cases.length);
     let printed = 0;
     let ended = 0;
-    // Ctrl-C (SPEC §15): say how far the run got, exit 130 at once; the sandbox child goes with us.
+    // Ctrl-C (docs/security.md): say how far the run got, exit 130 at once; the sandbox child goes with us.
     const interrupted = () => {
       io.stderr.write(`\ninterrupted (SIGINT): ${ended} of ${plan.cases.length} cases had ended\n`);
       process.exit(EXIT.interrupted);

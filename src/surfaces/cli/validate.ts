@@ -1,4 +1,4 @@
-// `agent-apps validate [PATH…]` (SPEC §3.1): each problem of the skill files as
+// `agent-apps validate [PATH…]` (docs/writing-skills.md): each problem of the skill files as
 // `FILE:LINE:COL: error|warning: message [rule]`, then `N errors, N warnings`; `--json` prints
 // `[{ file, line, column, severity, message, rule }]`. Exit 0, or 2 when there is an error.
 import fs from 'node:fs';

@@ -1,4 +1,4 @@
-// Progress of a `tools/call` (SPEC §16): while the skill runs, its log events at `info` and
+// Progress of a `tools/call` (docs/mcp.md): while the skill runs, its log events at `info` and
 // above and its agent events become `notifications/progress` when the client sent a progress
 // token. One runtime serves every call at once, so an event is routed to the call it belongs to
 // by the async context it was emitted in (AsyncLocalStorage): the reporter and the agent's
@@ -34,7 +34,7 @@ export const progressReporter: Reporter = {
 
 /**
  * The agent skill reports every lifecycle event of a run to `globals.internals.progress` (the
- * CLI prints them on a terminal); here they go to the calling client, named as seed 004 names
+ * CLI prints them on a terminal); here they go to the calling client, named as docs/agents.md names
  * them on an events topic (`turn-start`, `tool-call`, `agent-message` …).
  */
 export function installAgentProgress(runtime: Runtime): void {

@@ -1,7 +1,7 @@
-// `agent-apps mcp serve` (SPEC §16): one runtime for the workspace, its skills served to MCP
+// `agent-apps mcp serve` (docs/mcp.md): one runtime for the workspace, its skills served to MCP
 // clients over stdio (the default) or Streamable HTTP, until stdin closes or a signal comes.
-// Loaded only by this command, so no other command pays for the MCP SDK (SPEC: heavy modules
-// load only when used).
+// Loaded only by this command, so no other command pays for the MCP SDK (heavy modules
+// load only when used: docs/architecture.md).
 import fs from 'node:fs';
 import { AgentAppsError } from '../../core/errors.ts';
 import { createRuntime } from '../../runtime.ts';

@@ -1,4 +1,4 @@
-// The MCP server half of SPEC §16: the workspace's skills as MCP tools (and Markdown / SKILL.md
+// The MCP server half of docs/mcp.md ("Serving your skills"): the workspace's skills as MCP tools (and Markdown / SKILL.md
 // skills as prompts too), served by the official SDK's low-level `Server` — the tool set comes
 // from the search paths at request time, and arguments are checked by the skill pipeline itself
 // (validate-args), so nothing here re-derives schemas or validation.

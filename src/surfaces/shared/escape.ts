@@ -1,4 +1,4 @@
-// Text that reaches a terminal may come from a model or agent code (SPEC §15): control characters are
+// Text that reaches a terminal may come from a model or agent code (docs/security.md): control characters are
 // written as escapes, so it cannot move the cursor, recolour, or forge lines.
 /**
  * C0 and C1 controls, DEL, the Unicode line and paragraph separators and the bidirectional

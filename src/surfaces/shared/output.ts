@@ -1,4 +1,4 @@
-// What the CLI prints and how it exits (SPEC §12): stdout carries only the result; errors are
+// What the CLI prints and how it exits (docs/cli.md): stdout carries only the result; errors are
 // one line on stderr (stack only with --debug); exit codes 0 / 1 / 2 / 3 / 130 / 143.
 import { AbortError, AgentAppsError, ValidationError } from '../../core/errors.ts';
 import { escapeControl } from './escape.ts';
@@ -64,7 +64,7 @@ export function colorLevel(stream: { isTTY?: boolean }, enabled: boolean, env: N
 /**
  * An error as the CLI states it: its code (none for commander's own or an error without one) and
  * its message on one line, with no terminal control from text that may quote model or agent
- * output (SPEC §15), and no credential it quotes (a URL's password, a token: docs/security.md,
+ * output (docs/security.md), and no credential it quotes (a URL's password, a token: docs/security.md,
  * "Secrets"). The stderr line and stream-json's result say the same.
  */
 export function describeError(err: unknown): { code: string | undefined; message: string } {

@@ -1,4 +1,4 @@
-// `--set KEY.PATH=VALUE` (SPEC §12): VALUE parsed as YAML, landing in the cascade's CLI level.
+// `--set KEY.PATH=VALUE` (docs/cli.md): VALUE parsed as YAML, landing in the cascade's CLI level.
 import { AgentAppsError } from '../../core/errors.ts';
 import { isPlainObject, setPath } from '../../core/path.ts';
 import type { JsonObject } from '../../core/types.ts';

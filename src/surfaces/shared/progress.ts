@@ -10,7 +10,7 @@ interface ProgressEvent {
 }
 
 // Model text and agent code are untrusted: no escape sequence of theirs reaches the terminal
-// (SPEC §15). Streamed text keeps its line breaks; every other line is one line.
+// (docs/security.md). Streamed text keeps its line breaks; every other line is one line.
 export function progressPrinter(stream: NodeJS.WriteStream, paint: Painter): (e: ProgressEvent) => void {
   let midLine = false;
   const line = (text: string) => {

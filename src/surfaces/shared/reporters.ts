@@ -1,4 +1,4 @@
-// Log reporters (SPEC §10): `console` writes to stderr, coloured by level, and stays quiet for
+// Log reporters (docs/events.md): `console` writes to stderr, coloured by level, and stays quiet for
 // internal tags below warn; `jsonl` records every event of one CLI run to
 // <workspace>/.agent-apps/runs/<rootContextId>.jsonl, which `agent-apps tail` reads.
 import fs from 'node:fs';
@@ -28,7 +28,7 @@ export function consoleReporter(stream: NodeJS.WritableStream, paint: Painter, o
     report(e: LogEvent) {
       const user = e.tag === 'user' && e.type === 'message';
       if (!opts.verbose && !user && e.level !== 'warn' && e.level !== 'error') return;
-      // SPEC §15: what a skill or agent code logged is text, never terminal control — every
+      // docs/security.md: what a skill or agent code logged is text, never terminal control — every
       // control character is escaped, so one event is one line and no escape sequence runs.
       if (user) {
         stream.write(`${escapeControl(e.text ?? '')}\n`);

@@ -1,4 +1,4 @@
-// What a CLI run reports besides its result (SPEC §18), in every output format: the tool calls of
+// What a CLI run reports besides its result (docs/ci.md), in every output format: the tool calls of
 // agent code that were refused (allowed-tools, an approval gate, trust), and the model tokens of
 // every agent run in it, nested agents included. Both are read from the agent progress events
 // (src/agent/trace.ts), which the report sees by wrapping the run's progress sink.

@@ -1,4 +1,4 @@
-// Global options (SPEC §12): their definitions, how they combine when given both before and after
+// Global options (docs/cli.md): their definitions, how they combine when given both before and after
 // a subcommand, and how they become createRuntime options — shared by every subcommand.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,9 +20,9 @@ export interface GlobalOptions {
   color?: boolean;
   shutdownGrace?: string;
   approve?: string[];
-  /** text | json | stream-json (SPEC §18); `--json` is `json`. Kept in step with `json` by mergeGlobals. */
+  /** text | json | stream-json (docs/ci.md); `--json` is `json`. Kept in step with `json` by mergeGlobals. */
   outputFormat?: string;
-  /** A run that had a denied tool call ends ok: false, exit 1, E_DENIED (SPEC §18). */
+  /** A run that had a denied tool call ends ok: false, exit 1, E_DENIED (docs/ci.md). */
   failOnDenial?: boolean;
   /** The workspace's own process-starting configuration may run without a recorded trust (docs/security.md). */
   trustWorkspace?: boolean;
@@ -141,7 +141,7 @@ export function runtimeOptions(g: GlobalOptions): RuntimeOptions & { logLevel?: 
   return { cwd, paths: g.path ?? [], overrides, logLevel: g.logLevel as LogLevel | undefined, ...approveOption(g.approve), ...(g.trustWorkspace ? { trustWorkspace: true } : {}) };
 }
 
-/** `--approve all` or allowed-tools patterns (SPEC §17); several flags add up, `all` wins. */
+/** `--approve all` or allowed-tools patterns (docs/terminal.md); several flags add up, `all` wins. */
 function approveOption(list: string[] | undefined): { approve?: string } {
   if (!list?.length) return {};
   const parts = list.map((p) => p.trim()).filter(Boolean);

@@ -1,4 +1,4 @@
-// What `init` and `new` share (SPEC §12): copying files out of the package's templates/ with
+// What `init` and `new` share (docs/cli.md): copying files out of the package's templates/ with
 // `{{name}}` filled in — all or nothing, and never over a file that is already there.
 import fs from 'node:fs';
 import path from 'node:path';

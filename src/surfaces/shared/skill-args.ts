@@ -1,4 +1,4 @@
-// `run SKILL --PARAM VALUE …` (SPEC §12): Node's own `util.parseArgs` tokenizes; the skill's
+// `run SKILL --PARAM VALUE …` (docs/cli.md): Node's own `util.parseArgs` tokenizes; the skill's
 // `params` schema decides types. `--flag` alone is true, a repeated flag is an array,
 // `--obj.key v` nests, `--args-json '{…}'` (or `-` for stdin) supplies JSON. Global options may
 // follow the skill name too (`run greet --name Ada --json`); `splitRunTokens` separates them.
@@ -16,7 +16,7 @@ type Schema = Record<string, unknown>;
 
 /**
  * Global options also accepted after `run SKILL` — unless the skill declares a param of that name.
- * `ours`: the CLI's even then (SPEC §18: --output-format after the skill name is never a skill arg).
+ * `ours`: the CLI's even then (docs/ci.md: --output-format after the skill name is never a skill arg).
  */
 const LATE_OPTIONS: Record<string, { key: keyof GlobalOptions | 'argsJson' | 'help' | 'record'; kind: 'flag' | 'value' | 'list'; ours?: true }> = {
   json: { key: 'json', kind: 'flag' },
@@ -39,7 +39,7 @@ export interface RunTokens {
   /** Global options found among the skill's tokens (`run greet --name Ada --json`). */
   globals: GlobalOptions;
   argsJson?: string;
-  /** `--record PATH`: `--set model.record=PATH` (SPEC §18). */
+  /** `--record PATH`: `--set model.record=PATH` (docs/ci.md). */
   record?: string;
   help: boolean;
   /** What is left: the skill's own `--PARAM VALUE` tokens. */
@@ -230,7 +230,7 @@ function declaredFlags(props: Record<string, Schema>, prefix = '', depth = 0): s
 /** Keys that copying with assignment semantics (`o[k] = v`, Object.assign, a deep merge) would turn into a prototype. */
 /**
  * CLI args are refused, not copied, when they hold a `__proto__` / `constructor` / `prototype`
- * key (SPEC §15): E_VALIDATION in the args phase (exit 2), naming where.
+ * key (docs/security.md): E_VALIDATION in the args phase (exit 2), naming where.
  */
 function refuseUnsafeKeys(value: unknown, what: string, prefix = ''): void {
   const at = findUnsafeKey(value);

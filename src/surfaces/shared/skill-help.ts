@@ -13,7 +13,7 @@ export function skillHelp(decl: ToolDecl, extra: { argumentHint?: string } = {})
   const usage = Object.entries(props)
     .map(([name, prop]) => (required.has(name) ? flag(name, prop) : `[${flag(name, prop)}]`))
     .join(' ');
-  // A SKILL.md's argument-hint (Claude Code's): what its `arguments` arg holds (SPEC §3.1).
+  // A SKILL.md's argument-hint (Claude Code's): what its `arguments` arg holds (docs/writing-skills.md).
   const hint = extra.argumentHint !== undefined && !('arguments' in props) ? ` --arguments "${extra.argumentHint}"` : '';
   let out = `Usage: agent-apps run ${decl.name}${usage ? ' ' + usage : ''}${hint}\n`;
   if (decl.description) out += `\n${decl.description}\n`;

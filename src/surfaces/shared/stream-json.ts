@@ -1,4 +1,4 @@
-// `--output-format stream-json` (SPEC §18): a run as NDJSON on stdout, for scripts and CI.
+// `--output-format stream-json` (docs/ci.md): a run as NDJSON on stdout, for scripts and CI.
 //
 //   {"type":"start","run":ID,"skill":…,"args":…}          once the skill is resolved and its args parsed
 //   {"type":"turn-start"|"message"|"tool-call"|…, …}       one line per agent event, nested agents included (depth)
@@ -35,7 +35,7 @@ const LOG_LEVELS = new Set(['warn', 'error']);
 
 export interface ResultFields {
   run: string | undefined;
-  /** The run's exit code (SPEC §12); ok is `exitCode === 0`. */
+  /** The run's exit code (docs/cli.md); ok is `exitCode === 0`. */
   exitCode: number;
   result?: unknown;
   error?: unknown;

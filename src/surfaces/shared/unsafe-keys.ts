@@ -1,4 +1,4 @@
-// Keys that would reach an object's prototype when input is copied by assignment (SPEC §15): CLI
+// Keys that would reach an object's prototype when input is copied by assignment (docs/security.md): CLI
 // input holding one is refused where it enters, not copied.
 export const UNSAFE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 

@@ -1,4 +1,4 @@
-// The live agent view's state (SPEC §17), with no ink in it: the agent's progress events (the hook
+// The live agent view's state (docs/terminal.md), with no ink in it: the agent's progress events (the hook
 // events src/agent/trace.ts hands to `globals.internals.progress`) become finished blocks — model
 // text, reasoning, each `invoke` code block with the skills it called and its result or error —
 // and a small live part per agent (the text still streaming, the code still running, the turn and

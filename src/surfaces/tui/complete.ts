@@ -1,4 +1,4 @@
-// Tab completion in the repl (SPEC §17), with no ink in it: the first word completes to a skill
+// Tab completion in the repl (docs/terminal.md), with no ink in it: the first word completes to a skill
 // name (or a `:command`), a later word starting with `-` to one of that skill's `--params`, and
 // the word after `:describe` to a skill name.
 

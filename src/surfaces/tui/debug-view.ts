@@ -1,4 +1,4 @@
-// `debug --break TOOL` in a terminal (SPEC §17): at a breakpoint, the pipeline tree so far with the
+// `debug --break TOOL` in a terminal (docs/terminal.md): at a breakpoint, the pipeline tree so far with the
 // paused entry highlighted (entries still running show `…`); `s` steps to the next chain entry or
 // pipeline and pauses there, `c` or Enter continues, `i` writes the served context (serialized)
 // above, Ctrl-C interrupts the run.

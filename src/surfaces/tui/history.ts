@@ -1,4 +1,4 @@
-// The repl's history across sessions (SPEC §17): one line per command in `~/.agent-apps/history`
+// The repl's history across sessions (docs/terminal.md): one line per command in `~/.agent-apps/history`
 // (the folder is `$AGENT_APPS_HOME` when set, as for the user's skills in search-paths.ts).
 import fs from 'node:fs';
 import os from 'node:os';

@@ -1,4 +1,4 @@
-// The repl's line editor as a pure function of (state, key) → state and an action (SPEC §17), so
+// The repl's line editor as a pure function of (state, key) → state and an action (docs/terminal.md), so
 // the keys are testable without a terminal. The ink component (line-editor.ts) only feeds it keys.
 // Keys: printable text inserts (a paste too, newlines as spaces); ← → / Ctrl-B Ctrl-F move;
 // Home End / Ctrl-A Ctrl-E jump; Backspace, Delete; Ctrl-U / Ctrl-K kill to the start / end;

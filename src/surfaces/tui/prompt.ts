@@ -1,4 +1,4 @@
-// The question at a gate (SPEC §17): an approval — the tool agent code calls, its args, the code
+// The question at a gate (docs/terminal.md): an approval — the tool agent code calls, its args, the code
 // that calls it, why it needs approval — answered with y or Enter (allow once), a (allow for this
 // run) or n (deny, then an optional reason line the model sees; Esc goes back); or a plain
 // question from ctx.manager.ask(): a choice by its key (or number) or ↑ ↓ and Enter, or a line of free text.

@@ -1,4 +1,4 @@
-// `agent-apps repl` (SPEC §17): a prompt that runs `SKILL --param value …` lines through the kernel.
+// `agent-apps repl` (docs/terminal.md): a prompt that runs `SKILL --param value …` lines through the kernel.
 // Each line runs in the session's runtime — the CLI's options plus the session's `:set` overrides
 // (a `:set` makes a fresh runtime for the next line) — with this screen as its person to ask, its
 // agent view and its breakpoints. The session's log events go to the CLI run's logger, so they are

@@ -1,4 +1,4 @@
-// The one ink app of a process (SPEC §17), drawn on stderr: the UI never writes to stdout. What it
+// The one ink app of a process (docs/terminal.md), drawn on stderr: the UI never writes to stdout. What it
 // shows, top to bottom: the transcript (finished lines, written once, ink's <Static>), the live
 // part of each running agent, a paused breakpoint, the question at a gate, and the app's own part
 // (the repl's prompt, the tutor's step). run, repl, debug and tutor all draw through it, so an

@@ -1,6 +1,6 @@
-// Text for the terminal UI (SPEC §17), with no ink in it: one-line previews of values, the first
+// Text for the terminal UI (docs/terminal.md), with no ink in it: one-line previews of values, the first
 // lines of a code block, pretty JSON split into coloured tokens, token counts. Everything shown
-// may come from a model or agent code, so control characters are escaped first (SPEC §15).
+// may come from a model or agent code, so control characters are escaped first (docs/security.md).
 import { escapeControl } from '../shared/escape.ts';
 import { safeJsonReplacer } from '../../core/json.ts';
 

@@ -1,4 +1,4 @@
-// `agent-apps tutor` (SPEC §17): a guided tour in the person's own workspace. Each step writes real
+// `agent-apps tutor` (docs/terminal.md): a guided tour in the person's own workspace. Each step writes real
 // files under skills/tutor/ (a file that is already there is kept: the person may have edited it),
 // runs them in a fresh runtime — as a new `agent-apps` command would — and checks the outcome; a
 // step that did not work says why and can be tried again. Progress is kept in

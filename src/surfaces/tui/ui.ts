@@ -1,4 +1,4 @@
-// The terminal UI's building blocks (SPEC §17): `h` (React.createElement — the sources are .ts, run
+// The terminal UI's building blocks (docs/terminal.md): `h` (React.createElement — the sources are .ts, run
 // by Node's type stripping, which does not transform JSX), the colour theme (none at all with
 // NO_COLOR or --no-color), and the views every app shares: a result, an error line, pretty JSON,
 // the agent's finished blocks and its live part. Every line that shows a value is cut to the
