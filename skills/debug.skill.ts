@@ -68,7 +68,7 @@ function matchesBreak(config: unknown, tool: string, entry: string | undefined):
  */
 async function pause(ctx: Context, target: Context, where: string): Promise<void> {
   if (ctx.globals.internals.interactive !== true) return;
-  // A terminal UI (the CLI's, src/tui/debug-view.ts) draws the pipeline tree and reads the keys.
+  // A terminal UI (the CLI's, src/surfaces/tui/debug-view.ts) draws the pipeline tree and reads the keys.
   const view = ctx.globals.internals.breakpoint;
   if (typeof view === 'function') {
     const how = await view({ where, events: ctx.manager.tail({ tag: 'debug' }), inspect: () => serializeContext(target, { depth: 3 }) }, ctx.run.signal);

@@ -1,11 +1,11 @@
 // Asking a person (docs/agents.md): `ctx.manager.ask(question, { choices })` and the approval gates of
-// agent code both end in one `Asker` the runtime holds. The terminal UI (src/tui) provides it when
+// agent code both end in one `Asker` the runtime holds. The terminal UI (src/surfaces/tui) provides it when
 // a run is interactive (`createRuntime({ asker })`); without one, asking fails with
 // E_NOT_INTERACTIVE and an approval gate is refused (E_ALLOWED_TOOLS, "needs approval").
 //
 // This file is the contract the UI implements; it imports nothing. How the UI plugs in:
 //   createRuntime({ interactive: true, asker })          — one asker per runtime (a repl session)
-//   runSkill(skill, tokens, opts, g, io, { asker })      — src/cli/run.ts, for `run` / `debug`
+//   runSkill(skill, tokens, opts, g, io, { asker })      — src/surfaces/cli/run.ts, for `run` / `debug`
 // The runtime hands questions to the asker one at a time (src/kernel/asking.ts queues them), and
 // withdraws a question whose caller was aborted by aborting `signal`.
 

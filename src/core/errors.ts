@@ -1,4 +1,4 @@
-// Errors are values with a code and a place (STYLE.md). Every error the runtime throws
+// Errors are values with a code and a place (docs/middleware.md, "Errors"). Every error the runtime throws
 // extends AgentAppsError and carries a stable `code`; the CLI maps codes to exit codes.
 
 export interface Place {

@@ -148,7 +148,7 @@ export interface Globals {
  * (a skill: `declare module 'agent-apps' { interface RuntimeState { profile?: Profile } }`), and
  * reads them as `ctx.globals.internals.KEY`: typed, no cast. A key nobody declared is a type error.
  * Who owns what: src/runtime.ts (kernel, root, log, approve), src/events/ (the bus, its maps,
- * dispatched handlers, shutdown), src/agent/trace.ts (progress), src/cli/terminal.ts (interactive,
+ * dispatched handlers, shutdown), src/agent/trace.ts (progress), src/surfaces/shared/terminal.ts (interactive,
  * breakpoint, terminal), skills/profile and skills/debug (profile, debugStep).
  */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type

@@ -256,7 +256,7 @@ export class NatsBus implements Bus {
       this.#nacked.set(durable, (this.#nacked.get(durable) ?? 0) + back.length);
     }
     // A nak is fire-and-forget: flush, or the next pull can overtake it and the nacked events
-    // come back after newer ones (measured: notes/protocols.md).
+    // come back after newer ones (measured).
     await this.nats.nc.flush();
     return result;
   }

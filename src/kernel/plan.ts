@@ -234,8 +234,8 @@ export class Planner {
   }
 }
 
-// ——— configuration errors with a place (STYLE.md: "a middleware's configuration error names the
-// cascade level's file and the key") ———
+// ——— configuration errors with a place (docs/middleware.md, "Errors": a middleware's
+// configuration error names the cascade level's file and the key) ———
 
 /** Each plan's frozen metadata → its cascade: what a served context's `run.middleware` was assigned from. */
 const cascades = new WeakMap<object, CascadeResult>();

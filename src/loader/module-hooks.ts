@@ -1,4 +1,4 @@
-// Module hooks (notes/loading.md): the bare specifiers `agent-apps` and `agent-apps/agent` resolve to the running
+// Module hooks (docs/writing-skills.md, "Code skills"): the bare specifiers `agent-apps` and `agent-apps/agent` resolve to the running
 // runtime from a skill anywhere on disk, and `*.skill.ts` / `*.skill.js` — and the `.ts` helpers
 // a skill imports — load as ES modules even under a `package.json` that says `"type": "commonjs"`. In-thread hooks (`registerHooks`) cost
 // nothing at start-up, unlike a loader worker.

@@ -3,7 +3,7 @@
 // (`bridge`). It is written as a function so that tsc checks it, and shipped as its source text
 // (`BOOTSTRAP_SOURCE`): it must not use anything from this module's scope.
 //
-// Rules it keeps (notes/sandbox.md):
+// Rules it keeps (docs/sandbox.md, "What is blocked, and how"):
 // - `send` (the host's ignored callback) and `bridge` live only in this closure; nothing reachable
 //   from agent code holds them. Strict mode keeps V8's CallSite#getFunction from handing these
 //   frames' functions to an `Error.prepareStackTrace` hook.

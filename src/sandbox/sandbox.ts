@@ -1,7 +1,6 @@
 // The agent's sandbox: one isolated-vm isolate that runs agent code with `ctx`, `target`, `memory`
 // and a captured `console`, and reaches the host only through `SandboxHost.call` (docs/agents.md, docs/security.md).
-// The design and the measurements behind it are in notes/sandbox.md; docs/sandbox.md is the
-// user-facing summary.
+// What it blocks, its isolation modes and its figures: docs/sandbox.md.
 //
 // `Sandbox` is the API; it runs on one of two engines with the same behaviour:
 // - `InlineSandbox` (this file): the isolate lives in this process;
@@ -57,7 +56,7 @@ interface Execution {
 
 /**
  * Option objects handed to isolated-vm are built once, without a prototype and frozen, so that
- * nothing (in any realm) can add `reference: true` or `copy: true` to them (notes/sandbox.md).
+ * nothing (in any realm) can add `reference: true` or `copy: true` to them (docs/sandbox.md).
  */
 function frozen<T extends object>(value: T): Readonly<T> {
   return Object.freeze(Object.assign(Object.create(null) as T, value));

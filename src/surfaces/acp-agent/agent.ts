@@ -9,7 +9,7 @@
 //                                 stopReason end_turn — or a JSON-RPC error with the skill's code
 //   approval gates, ask()       → session/request_permission (asker.ts)
 //   session/cancel              → the run is aborted; stopReason cancelled
-// Loaded only by this command (src/cli/acp.ts), with the ACP SDK.
+// Loaded only by this command (src/surfaces/cli/acp.ts), with the ACP SDK.
 import { invokeUntrusted } from '../../policy/untrusted.ts';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -124,7 +124,7 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
   // stream-json owns stdout; the events it writes there are the agent's progress.
   const stream = format === 'stream-json' ? new StreamJson(io.stdout) : undefined;
   const report = new RunReport();
-  // With stderr a terminal: the live agent view, and when interactive the gates and breakpoints (src/tui).
+  // With stderr a terminal: the live agent view, and when interactive the gates and breakpoints (src/surfaces/tui).
   const terminal = cliTerminal(io, { interactive, json: format !== 'text', color: g.color !== false, paint });
   const lines = !extras.asker && !terminal?.asker && interactive ? new LineAsker({ input: io.stdin, output: io.stderr }) : undefined;
   const asker = extras.asker ?? terminal?.asker ?? lines;

@@ -1,6 +1,6 @@
 // The pipeline tree of a `debug` run, rebuilt from its debug events (pipeline-enter / -exit,
 // next-enter / -exit, breakpoint-hit): printed by `debug` at the end (debug.ts), and drawn live
-// at a breakpoint by the terminal UI (src/tui/debug-view.ts), where some nodes are still open.
+// at a breakpoint by the terminal UI (src/surfaces/tui/debug-view.ts), where some nodes are still open.
 import type { LogEvent } from '../../core/types.ts';
 
 export interface TreeNode {

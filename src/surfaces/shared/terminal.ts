@@ -1,5 +1,5 @@
 // The terminal side of a CLI run (docs/terminal.md). With stderr a terminal, an agent's progress is drawn
-// live by the ink UI (src/tui) — loaded on the first event, so a run that shows nothing never loads
+// live by the ink UI (src/surfaces/tui) — loaded on the first event, so a run that shows nothing never loads
 // ink or React; with --json it stays quiet as before, and TERM=dumb (no cursor movement) gets the
 // plain progress lines. When the run is interactive (TTY stdin and stdout), the same screen is the
 // person to ask at a gate (createRuntime's asker) and draws `debug --break` pauses. Without a

@@ -1,5 +1,5 @@
 // Loads the terminal UI when it is shown, never before (docs/terminal.md, issue 11: a non-interactive run
-// must not pay for ink and React). In dist/, the build bundles src/tui with ink, React and
+// must not pay for ink and React). In dist/, the build bundles src/surfaces/tui with ink, React and
 // @inkjs/ui into tui/bundle.js — one file loads in about a third of the time of the ~600 modules it
 // replaces (scripts/build.js); from src/ (a checkout) the sources load as they are.
 import fs from 'node:fs';

@@ -24,7 +24,7 @@ import type { Screen } from './screen.ts';
 import { oneLine } from './text.ts';
 import { ErrorLine, FocusContext, Json, Line, Result, h, useTheme, type Element } from './ui.ts';
 
-/** The CLI's runtime options (src/cli/terminal.ts puts them on globals.internals.cliOptions). */
+/** The CLI's runtime options (src/surfaces/shared/terminal.ts puts them on globals.internals.cliOptions). */
 export type CliOptions = RuntimeOptions & { logLevel?: LogLevel };
 
 export const COMMANDS = [':help', ':describe', ':set', ':list', ':quit'] as const;
