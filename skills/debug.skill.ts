@@ -50,8 +50,6 @@ export default async function debug(ctx: Context) {
   return undefined;
 }
 
-type BreakpointView = (request: { where: string; events: unknown[]; inspect(): unknown }, signal: AbortSignal) => Promise<'continue' | 'step'>;
-
 function matchesBreak(config: unknown, tool: string, entry: string | undefined): boolean {
   if (!config || typeof config !== 'object') return false;
   const b = (config as { break?: unknown }).break;

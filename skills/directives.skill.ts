@@ -29,7 +29,7 @@ let parser: { parse(text: string): Node } | undefined;
 async function parse(text: string): Promise<Node> {
   if (!parser) {
     const { remark, remarkDirective } = await loadRemark();
-    parser = remark().use(remarkDirective) as unknown as { parse(text: string): Node };
+    parser = remark().use(remarkDirective) as { parse(text: string): Node };
   }
   return parser.parse(text);
 }
@@ -81,7 +81,7 @@ export default async function directives(ctx: Context) {
   const found: { node: DirectiveNode; start: number; end: number }[] = [];
   const walk = (node: Node) => {
     if (node.type in KIND) {
-      const d = node as unknown as DirectiveNode;
+      const d = node as DirectiveNode;
       const start = d.position?.start.offset;
       const end = d.position?.end.offset;
       if (start !== undefined && end !== undefined && !(d.type === 'textDirective' && wordBefore(raw, start)) && registry.has(d.name, paths)) {

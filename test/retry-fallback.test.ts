@@ -8,7 +8,7 @@
 import { describe, test } from 'node:test';
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { anthropicReply, fakeAnthropic, fakeOpenAI, textReply, toolCallReply, type Reply } from './fake-openai.ts';
+import { anthropicReply, fakeAnthropic, fakeOpenAI, toolCallReply, type Reply } from './fake-openai.ts';
 import { agentRuntime, invokeWithTrace, types } from './agent-helpers.ts';
 import { logs } from './helpers.ts';
 

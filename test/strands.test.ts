@@ -30,7 +30,6 @@ type AgentHookEvent = HookEvent & Record<string, any>;
 const CASSETTES = fileURLToPath(new URL('./fixtures/cassettes/', import.meta.url));
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const TWO = join(CASSETTES, 'two-turns.yaml');
-const THREE = join(CASSETTES, 'three-turns.yaml');
 const TWO_CODE = "const n = await ctx.manager.invoke('wordcount', { text: 'a b c' });\nctx.manager.finish({ count: n });\n";
 
 /** Wraps a model and keeps a JSON copy of the messages each model call was sent. */

@@ -485,7 +485,6 @@ class AcpRun {
     if (isOurTool(call)) return allow();
     const known = this.#calls.get(call.toolCallId);
     const tool = known?.tool ?? toolLabel(call);
-    const args = call.rawInput ?? known?.args ?? {};
     const decide = (decision: 'allow' | 'allow-run' | 'deny' | 'refused', by: string, reason?: string) => {
       const allowed = decision === 'allow' || decision === 'allow-run';
       // The console shows `LEVEL TOOL: TEXT`: the tool is the agent's, the text says the rest.

@@ -44,7 +44,7 @@ export async function startInvokeServer(run: (code: string, signal: AbortSignal)
   const token = randomBytes(32).toString('base64url');
   const make = () => {
     const server = new Server({ name: SERVER_NAME, version: VERSION }, { capabilities: { tools: {} } });
-    server.setRequestHandler('tools/list', async () => ({ tools: [{ name: TOOL_NAME, description: INVOKE_DESCRIPTION, inputSchema: INPUT_SCHEMA as unknown as { type: 'object' } }] }));
+    server.setRequestHandler('tools/list', async () => ({ tools: [{ name: TOOL_NAME, description: INVOKE_DESCRIPTION, inputSchema: INPUT_SCHEMA as { type: 'object' } }] }));
     server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
       const { name, arguments: args } = request.params;
       if (name !== TOOL_NAME) return error(`E_TOOL_NOT_FOUND: this server has one tool, '${TOOL_NAME}' (asked for '${name}')`);

@@ -81,7 +81,7 @@ export async function startAgentProcess(cmd: AgentCommand, onStderrLine?: (line:
   return {
     pid: child.pid!,
     input: Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
-    output: Readable.toWeb(child.stdout!) as unknown as ReadableStream<Uint8Array>,
+    output: Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
     exited,
     stderrTail: () => [...tail, ...(partial.trim() ? [partial] : [])].join('\n'),
     stop(graceMs = 1000) {

@@ -32,7 +32,7 @@ const REPLAY_PROVIDER = 'agent-strands';
 
 export async function runAcpProvider(ctx: Context, args: AcpProviderArgs, o: AcpProviderOptions): Promise<unknown> {
   const config = args.config ?? {};
-  if (config.provider === 'replay') return ctx.manager.invoke(REPLAY_PROVIDER, args as unknown as JsonObject);
+  if (config.provider === 'replay') return ctx.manager.invoke(REPLAY_PROVIDER, args as JsonObject);
   const acp = readAcpConfig(config.acp, o.defaults);
   const baseDir = typeof config.baseDir === 'string' ? config.baseDir : ctx.locals.config.cwd;
   const record = typeof config.record === 'string' && config.record ? path.resolve(baseDir, config.record) : undefined;

@@ -29,7 +29,7 @@ import { isCallable, type VisibleOptions } from '../policy/callable.ts';
 import { checkArgs, isBuiltin, noProtoKeys, refsAreNames, sanitizeArgs, untrustedRef, type CallerPolicy, type Gates } from '../policy/untrusted.ts';
 import { ApprovalState, denied, isRecorded, passGate, refuseByTrust, trustOf } from '../policy/approval.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
-import type { Context, JsonObject, LoadedTool, LogInput } from '../core/types.ts';
+import type { Context, JsonObject, LogInput } from '../core/types.ts';
 
 /** Host memory that one agent run (its sub-agents included) may pin through payloads: JSON characters. */
 export interface HostBudget {

@@ -1,7 +1,6 @@
 // createCallbackRef (docs/agents.md): an ephemeral programmatic tool with a generated name, so that a
 // function can be handed across a serializable boundary (the agent provider) as a plain ref.
 import { randomUUID } from 'node:crypto';
-import type { Kernel } from '../kernel/orchestrator.ts';
 import type { Context, ToolFn } from '../core/types.ts';
 
 export interface CallbackRef {

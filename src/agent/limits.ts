@@ -184,7 +184,7 @@ export class LimitCounter {
     const input = Number(e.inputTokens ?? 0) || 0;
     const output = Number(e.outputTokens ?? 0) || 0;
     this.spend.tokens += input + output;
-    const { budget, prices, modelId } = this.#limits;
+    const { prices, modelId } = this.#limits;
     let price = this.#limits.price;
     if (typeof e.modelId === 'string' && e.modelId !== modelId) {
       try {

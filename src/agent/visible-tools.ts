@@ -3,7 +3,7 @@
 // skill is excluded unless named (self-recursion); the agent and its provider always excluded.
 // `ask-tools` (docs/agents.md) lists tools the agent may call with a person's approval: a call one of
 // its rules matches is callable with a `gate` (the bridge opens it), whatever allowed-tools says.
-import { parseAllowedTools, type MatchEnv } from '../kernel/allowed-tools.ts';
+import { parseAllowedTools } from '../kernel/allowed-tools.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import type { JsonObject } from '../core/types.ts';
 import { ALWAYS_EXCLUDED, isCallable, type VisibleOptions } from '../policy/callable.ts';

@@ -10,7 +10,90 @@ export interface Place {
   source?: string;
 }
 
+/**
+ * Every code the runtime and its built-in skills throw, one line each (docs/cli.md, "Exit
+ * codes"; the exit code each maps to is exitCodeFor's, below). A skill may throw a code of its
+ * own (`E_DEMO`): AgentAppsError's `code` stays a string, and its constructor takes
+ * `ErrorCode | (string & {})` so that the runtime's own codes are checked and completed.
+ */
+export type ErrorCode =
+  /** A skill ref that names nothing loaded (exit 2). */
+  | 'E_TOOL_NOT_FOUND'
+  /** Malformed frontmatter or configuration, unknown interpolation variables, `$order` cycles (exit 2). */
+  | 'E_CONFIG'
+  /** A command line or call that cannot be run as given (exit 2). */
+  | 'E_USAGE'
+  /** Args (exit 2) or a result (exit 1) that violate their JSON Schema. */
+  | 'E_VALIDATION'
+  /** A refusal, not a failure: `ctx.manager.abort(reason)` (exit 3). */
+  | 'E_ABORTED'
+  /** A call outside the caller's `allowed-tools`. */
+  | 'E_ALLOWED_TOOLS'
+  /** A ref the trust policy does not let this caller reach (a downloaded skill, an untrusted source). */
+  | 'E_UNTRUSTED_REF'
+  /** The sandbox refused or failed an operation (a path, a process, a network host). */
+  | 'E_SANDBOX'
+  /** A skill threw something without a code of its own. */
+  | 'E_SKILL'
+  /** An MCP server could not be started, reached or spoken to. */
+  | 'E_MCP'
+  /** An MCP server's tool answered with an error. */
+  | 'E_MCP_TOOL'
+  /** The agent provider (a model, an ACP agent) failed. */
+  | 'E_MODEL'
+  /** A replayed model turn whose request is not the recorded one (with a diff in `detail`). */
+  | 'E_CASSETTE_DRIFT'
+  /** An agent's limit (maxSteps …) is exhausted. */
+  | 'E_AGENT_LIMIT'
+  /** The person running agent-apps denied an approval. */
+  | 'E_DENIED'
+  /** A question for a person, and no person to ask (exit 2). */
+  | 'E_NOT_INTERACTIVE'
+  /** The workspace's own skills or configuration are not trusted yet (exit 2). */
+  | 'E_UNTRUSTED_WORKSPACE'
+  /** A write to a part of the context that is read-only (`args`, `run`, `locals.history`). */
+  | 'E_IMMUTABLE'
+  /** `target.manager.next()` outside a middleware invocation. */
+  | 'E_NOT_MIDDLEWARE'
+  /** A middleware returned without next(), finish() or abort() (logged, not thrown). */
+  | 'E_PIPELINE_SHORT_CIRCUITED'
+  /** A middleware called next() twice (logged, not thrown). */
+  | 'E_NEXT_CALLED_TWICE'
+  /** A worker's request that is unsigned or badly signed. */
+  | 'E_SIGNATURE'
+  /** The event bus (NATS) failed: connection, authentication, an emit. */
+  | 'E_EVENTS'
+  /** An event handler threw without a code of its own (logged). */
+  | 'E_HANDLER'
+  /** A remote call with no result in time, or a worker's run over --max-ms. */
+  | 'E_TIMEOUT'
+  /** A remote call that failed without an error. */
+  | 'E_REMOTE'
+  /** A worker's malformed request. */
+  | 'E_BAD_REQUEST'
+  /** A worker's result over the size a reply may carry. */
+  | 'E_RESULT_TOO_LARGE'
+  /** A request redelivered too often, moved to the dead-letter queue. */
+  | 'E_DEAD_LETTER'
+  /** The run was interrupted (SIGINT, exit 130). */
+  | 'E_INTERRUPTED'
+  /** The run was terminated (SIGTERM, exit 143). */
+  | 'E_TERMINATED'
+  /** A broken invariant inside the runtime. */
+  | 'E_INTERNAL'
+  /** Built-in skills' own: file-read cannot read a file. */
+  | 'E_FILE'
+  /** Built-in skills' own: shell cannot start its command. */
+  | 'E_SHELL'
+  /** Built-in skills' own: event-ack names a message that is not pending. */
+  | 'E_UNKNOWN_EVENT'
+  /** Built-in skills' own: context-manager called without a calling context. */
+  | 'E_CONTEXT'
+  /** Built-in skills' own: session's record of a failure without a code. */
+  | 'E_FAILED';
+
 export class AgentAppsError extends Error {
+  /** An ErrorCode, or a skill's own code (`E_DEMO`). */
   code: string;
   place?: Place;
   /**
@@ -19,7 +102,7 @@ export class AgentAppsError extends Error {
    * error line.
    */
   detail?: string;
-  constructor(code: string, message: string, options?: { cause?: unknown; place?: Place; detail?: string }) {
+  constructor(code: ErrorCode | (string & {}), message: string, options?: { cause?: unknown; place?: Place; detail?: string }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
@@ -116,7 +199,7 @@ function describeReason(reason: unknown): string {
  * worker's result and `agent-apps test`'s `expect: { error }` (docs/concepts.md, "Errors and exit
  * codes"). The error itself is kept (its class, stack and cause), only its code is added.
  */
-export function toError(value: unknown, code = 'E_SKILL'): Error & { code?: string } {
+export function toError(value: unknown, code: ErrorCode | (string & {}) = 'E_SKILL'): Error & { code?: string } {
   if (value instanceof Error) {
     const own = (value as { code?: unknown }).code;
     if (typeof own !== 'string' || !own) {
@@ -134,4 +217,19 @@ export function toError(value: unknown, code = 'E_SKILL'): Error & { code?: stri
 /** No person to ask: not a terminal, and no asker given to createRuntime. */
 export function notInteractive(what: string): AgentAppsError {
   return new AgentAppsError('E_NOT_INTERACTIVE', `${what}, but there is no person to ask (not a terminal)`);
+}
+
+/** The CLI's exit codes (docs/cli.md, "Exit codes"). */
+export const EXIT = { ok: 0, failed: 1, usage: 2, refused: 3, interrupted: 130, terminated: 143 } as const;
+
+/** Codes that mean "not run as asked" (exit 2), commander's parse errors among them. */
+const USAGE_CODES = new Set<string>(['E_TOOL_NOT_FOUND', 'E_CONFIG', 'E_USAGE', 'E_NOT_INTERACTIVE', 'E_UNTRUSTED_WORKSPACE', 'commander.unknownOption', 'commander.missingArgument', 'commander.unknownCommand', 'commander.invalidArgument', 'commander.optionMissingArgument', 'commander.excessArguments', 'commander.missingMandatoryOptionValue'] satisfies (ErrorCode | `commander.${string}`)[]);
+
+/** The exit code of an error: kept beside the codes so a new code is mapped where it is declared. */
+export function exitCodeFor(err: unknown): number {
+  if (err instanceof AbortError || (err as { code?: string })?.code === 'E_ABORTED') return EXIT.refused;
+  if (err instanceof ValidationError) return err.phase === 'args' ? EXIT.usage : EXIT.failed;
+  const code = (err as { code?: string })?.code;
+  if (code && USAGE_CODES.has(code)) return EXIT.usage;
+  return EXIT.failed;
 }

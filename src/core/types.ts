@@ -2,6 +2,7 @@
 // Runtime checks happen where data enters (loader, CLI, RPC); everything else trusts these.
 
 import type { AskOptions } from './ask.ts';
+import type { Place } from './errors.ts';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: unknown };
@@ -70,13 +71,14 @@ export interface LoadedTool {
 }
 
 /** A problem in a skill file, placed (docs/writing-skills.md, `agent-apps validate`). */
-export interface Diagnostic {
+// One message model, as vfile-message's (place, rule, source): a Diagnostic is placed with the
+// same Place fields an AgentAppsError uses, only line and column — its file is the skill's, known
+// to whoever holds the list (`agent-apps validate` adds it), and it is reported, not thrown.
+export interface Diagnostic extends Pick<Place, 'line' | 'column'> {
   severity: 'error' | 'warning';
   message: string;
   /** A short name of the check (`name-folder`, `description-length` …). */
   rule: string;
-  line?: number;
-  column?: number;
 }
 
 export interface HistoryFrame {

@@ -165,7 +165,7 @@ async function runCase(p: PlannedCase, opts: EvalOptions): Promise<CaseResult> {
   if (c.skip) return { ...base, status: 'skipped', durationMs: 0, ...(typeof c.skip === 'string' ? { reason: c.skip } : {}) };
   const started = performance.now();
   const outcome = await invokeCase(p, opts);
-  const reason = await judge(c, outcome, (skill, args) => p.runtime.invoke(skill, args as unknown as JsonObject));
+  const reason = await judge(c, outcome, (skill, args) => p.runtime.invoke(skill, args as JsonObject));
   const durationMs = Math.round((performance.now() - started) * 10) / 10;
   return {
     ...base,
@@ -193,7 +193,7 @@ async function invokeCase(p: PlannedCase, opts: EvalOptions): Promise<Outcome> {
         ctx.locals.config.model = model;
         return ctx.manager.next();
       },
-    } as unknown as JsonObject;
+    } as JsonObject;
   }
   const timeout = c.timeout ?? opts.timeout;
   const controller = timeout ? new AbortController() : undefined;

@@ -63,7 +63,7 @@ export async function submit(nats: Nats, skill: string, args: JsonObject, opts: 
     if (!isPlainObject(value) || typeof value.ok !== 'boolean') why = 'not a result';
     else if (value.id !== id) why = `a result for another request (${JSON.stringify(String(value.id).slice(0, 64))})`;
     else if (signer && !(value.req === request.sig && signer.valid(value))) why = `not signed with the key in ${signer.from} for this request: a forgery, ignored`;
-    if (why === undefined) return value as unknown as InvokeResult;
+    if (why === undefined) return value as InvokeResult;
     if (!warned.has(text)) {
       warned.add(text);
       opts.warn?.(`remote ${skill}: ignored a message on ${where} for request ${id}: ${why}`);
@@ -90,7 +90,7 @@ export async function submit(nats: Nats, skill: string, args: JsonObject, opts: 
       const poll = async (): Promise<void> => {
         try {
           for (let i = 0; i < POLL_BATCH && !settled; i++) {
-            const stored = await nats.jsm.streams.getMessage(results, { seq: next, next_by_subj: subject } as unknown as { seq: number });
+            const stored = await nats.jsm.streams.getMessage(results, { seq: next, next_by_subj: subject } as { seq: number });
             if (!stored) break;
             next = stored.seq + 1;
             const taken = accept(stored.string(), subject);

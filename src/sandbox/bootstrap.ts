@@ -29,7 +29,7 @@ interface PendingTimer { timer: true; fn: Fn; args: unknown[] }
 
 export function bootstrap(send: Send, configJson: string): Bridge {
   'use strict';
-  const g = globalThis as unknown as Record<string, unknown>;
+  const g = globalThis as Record<string, unknown>;
   const { parse, stringify } = JSON;
   const { freeze, defineProperty, create, keys, getPrototypeOf, getOwnPropertyDescriptor, getOwnPropertyNames, is, assign } = Object;
   const reflectApply = Reflect.apply;

@@ -162,7 +162,7 @@ export async function serveAcp(opts: AcpServeOptions, g: GlobalOptions, io: CliI
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
   try {
-    connection = app.connect(acp.ndJsonStream(output, Readable.toWeb(io.stdin) as unknown as ReadableStream<Uint8Array>));
+    connection = app.connect(acp.ndJsonStream(output, Readable.toWeb(io.stdin) as ReadableStream<Uint8Array>));
     note(`serving ${skill === 'main' ? 'the workspace’s main skill' : `'${skill}'`} over stdio (ACP protocol ${acp.PROTOCOL_VERSION})`);
     await connection.closed;
   } finally {

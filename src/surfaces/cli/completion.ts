@@ -7,7 +7,6 @@
 import type { Command, Option } from 'commander';
 import { AgentAppsError } from '../../core/errors.ts';
 import { createRuntime } from '../../runtime.ts';
-import type { Kernel } from '../../kernel/orchestrator.ts';
 import { runtimeOptions, type GlobalOptions } from '../shared/runtime-options.ts';
 import type { CliIO } from '../shared/io.ts';
 

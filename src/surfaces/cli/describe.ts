@@ -3,7 +3,6 @@ import type { Command } from 'commander';
 import { createRuntime } from '../../runtime.ts';
 import { yaml } from '../../core/yaml.ts';
 import { redact } from '../../core/redact.ts';
-import type { Kernel } from '../../kernel/orchestrator.ts';
 import { diagnosticText } from '../../loader/agent-skills.ts';
 import { painter } from '../shared/output.ts';
 import { trustOf, type Trust } from '../../policy/approval.ts';

@@ -3,7 +3,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { createRuntime } from '../../runtime.ts';
-import type { Kernel } from '../../kernel/orchestrator.ts';
 import { LIBRARY_ROOT } from '../../loader/search-paths.ts';
 import { painter } from '../shared/output.ts';
 import { redact } from '../../core/redact.ts';

@@ -5,8 +5,8 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { createRuntime, type Runtime } from '../../runtime.ts';
 import { AgentAppsError, ToolNotFoundError } from '../../core/errors.ts';
-import type { Kernel } from '../../kernel/orchestrator.ts';
-import type { JsonObject, Reporter, ToolDecl } from '../../core/types.ts';
+import type { JsonObject, LogEvent, Reporter, ToolDecl } from '../../core/types.ts';
+import { setAsker } from '../../kernel/asking.ts';
 import { EXIT, exitCodeFor, formatError, formatResult, painter, type Painter } from '../shared/output.ts';
 import { consoleReporter, jsonlReporter, recordsRuns } from '../shared/reporters.ts';
 import { settle } from '../../events/runtime.ts';
@@ -59,14 +59,14 @@ Examples:
       // `run --name Ada` runs main with args; commander took the first flag for the skill name.
       if (skill.startsWith('-')) [skill, tokens] = ['main', [skill, ...tokens]];
       const pre = globalsOf(cmd);
-      const split = await splitAfterSkill(skill, tokens, pre);
+      const split = await splitAfterSkill(skill, tokens, pre, io);
       if (split.helpText) {
         io.stdout.write(split.helpText);
         return;
       }
       const g = mergeGlobals(pre, split.globals);
       const { remote, tokens: own } = splitRemote(split.tokens);
-      const code = await runSkill(skill, own, { argsJson: split.argsJson ?? opts.argsJson, record: split.record ?? opts.record }, g, io, remote ? { remote } : {});
+      const code = await runSkill(skill, own, { argsJson: split.argsJson ?? opts.argsJson, record: split.record ?? opts.record }, g, io, { ...(remote ? { remote } : {}), ...(split.prepared ? { prepared: split.prepared } : {}) });
       (program as Command & { exitCodeOverride?: number }).exitCodeOverride = code;
     });
 }
@@ -74,25 +74,63 @@ Examples:
 /**
  * `run greet --name Ada --json`: global options and `--help` may follow the skill name. Which
  * flags are the skill's own depends on its params, so the skill is resolved first — only when
- * some token could be a global option, to keep the common path to one resolution.
+ * some token could be a global option, to keep the common path to one resolution. The runtime
+ * that resolved it is the run's own (docs/cli.md, "run"): runSkill takes it over unless an option
+ * after the skill name (`--cwd`, `--set`, `--record` …) asks for another one.
  */
-async function splitAfterSkill(skill: string, tokens: string[], g: GlobalOptions): Promise<RunTokens & { helpText?: string }> {
+async function splitAfterSkill(skill: string, tokens: string[], g: GlobalOptions, io: CliIO): Promise<RunTokens & { helpText?: string; prepared?: PreparedRuntime }> {
   if (!mentionsRunOption(tokens)) return { globals: {}, help: false, tokens };
-  const probe = await createRuntime(runtimeOptions(g));
+  const options = runtimeOptions(g);
+  const interactive = isInteractive(io);
+  const controller = new AbortController();
+  const held = heldReporter();
+  // Created as runSkill would create it; its reporters and asker come when the run's are known.
+  const runtime = await createRuntime({ ...options, interactive, signal: controller.signal, reporters: [held] });
+  runtime.root.globals.internals.interactive = interactive;
+  if (options.logLevel) runtime.root.manager.configure({ level: options.logLevel, global: true });
   let decl: ToolDecl | undefined;
   let argumentHint: string | undefined;
   try {
-    const config = probe.root.locals.config;
-    const tool = await probe.root.globals.internals.kernel.resolve(skill, config.paths, config.cwd);
+    const config = runtime.root.locals.config;
+    const tool = await runtime.root.globals.internals.kernel.resolve(skill, config.paths, config.cwd);
     decl = tool.decl;
     argumentHint = tool.skill?.argumentHint;
   } catch {
-    // runSkill reports an unknown or broken skill with its own words.
-  } finally {
-    await probe.close();
+    // runSkill reports an unknown or broken skill with its own words, from a runtime of its own.
   }
   const split = splitRunTokens(tokens, decl?.params);
-  return split.help && decl ? { ...split, helpText: skillHelp(decl, { argumentHint }) } : split;
+  if (!decl || split.help) {
+    await runtime.close();
+    return split.help && decl ? { ...split, helpText: skillHelp(decl, { argumentHint }) } : split;
+  }
+  return { ...split, prepared: { runtime, controller, held, options: JSON.stringify(options) } };
+}
+
+/** A runtime that already resolved the skill (splitAfterSkill), for runSkill to run it in. */
+interface PreparedRuntime {
+  runtime: Runtime;
+  controller: AbortController;
+  held: ReturnType<typeof heldReporter>;
+  /** The runtimeOptions it was created with, as JSON: runSkill's must be the same to take it over. */
+  options: string;
+}
+
+/** Keeps a prepared runtime's events (a skill's load warning) until the run's reporters exist. */
+function heldReporter(): Reporter & { release(to: Reporter[]): void } {
+  let held: LogEvent[] | undefined = [];
+  return {
+    name: 'cli-held',
+    report: (event) => void held?.push(event),
+    release(to) {
+      const events = held ?? [];
+      held = undefined;
+      for (const event of events) for (const r of to) r.report(event);
+    },
+  };
+}
+
+function isInteractive(io: CliIO): boolean {
+  return !!(io.stdin.isTTY && io.stdout.isTTY);
 }
 
 export interface RunExtras {
@@ -108,18 +146,32 @@ export interface RunExtras {
   asker?: Asker;
   /** `--remote [--remote-timeout MS] [--queue NAME]`: a worker runs the skill; exit codes as if local. */
   remote?: RemoteRun;
+  /** The runtime splitAfterSkill resolved the skill in: taken over when its options are the run's. */
+  prepared?: PreparedRuntime;
 }
 
 export async function runSkill(skill: string, tokens: string[], opts: { argsJson?: string; record?: string }, g: GlobalOptions, io: CliIO, extras: RunExtras = {}): Promise<number> {
   const started = Date.now();
-  const format = outputFormat(g);
-  const rtOpts = runtimeOptions(g);
-  if (extras.overrides) rtOpts.overrides = mergeOverrides(rtOpts.overrides ?? {}, extras.overrides);
-  // `--record PATH` (docs/ci.md): a path as typed, relative to where the command runs — not, as a
-  // `model.record` from a file would be, to the skill's folder.
-  if (opts.record !== undefined) rtOpts.overrides = mergeOverrides(rtOpts.overrides ?? {}, { model: { record: path.resolve(rtOpts.cwd ?? process.cwd(), opts.record) } });
-  const interactive = !!(io.stdin.isTTY && io.stdout.isTTY);
-  const controller = new AbortController();
+  let prepared = extras.prepared;
+  let format: ReturnType<typeof outputFormat>;
+  let rtOpts: ReturnType<typeof runtimeOptions>;
+  try {
+    format = outputFormat(g);
+    rtOpts = runtimeOptions(g);
+    if (extras.overrides) rtOpts.overrides = mergeOverrides(rtOpts.overrides ?? {}, extras.overrides);
+    // `--record PATH` (docs/ci.md): a path as typed, relative to where the command runs — not, as a
+    // `model.record` from a file would be, to the skill's folder.
+    if (opts.record !== undefined) rtOpts.overrides = mergeOverrides(rtOpts.overrides ?? {}, { model: { record: path.resolve(rtOpts.cwd ?? process.cwd(), opts.record) } });
+  } catch (err) {
+    await prepared?.runtime.close();
+    throw err;
+  }
+  if (prepared && prepared.options !== JSON.stringify(rtOpts)) {
+    await prepared.runtime.close();
+    prepared = undefined;
+  }
+  const interactive = isInteractive(io);
+  const controller = prepared?.controller ?? new AbortController();
   const paint = await painter(io.stderr, g.color !== false);
   // stream-json owns stdout; the events it writes there are the agent's progress.
   const stream = format === 'stream-json' ? new StreamJson(io.stdout) : undefined;
@@ -129,8 +181,12 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
   const lines = !extras.asker && !terminal?.asker && interactive ? new LineAsker({ input: io.stdin, output: io.stderr }) : undefined;
   const asker = extras.asker ?? terminal?.asker ?? lines;
   const reporters = [withoutCliEvents(consoleReporter(io.stderr, paint)), ...(stream ? [stream.reporter()] : [])];
-  const runtime = await createRuntime({ ...rtOpts, interactive, signal: controller.signal, reporters, ...(asker ? { asker } : {}) });
+  const runtime = prepared?.runtime ?? (await createRuntime({ ...rtOpts, interactive, signal: controller.signal, reporters, ...(asker ? { asker } : {}) }));
   const root = runtime.root;
+  if (prepared) {
+    for (const r of reporters) root.globals.internals.log.addReporter(r);
+    if (asker) setAsker(root.globals, asker);
+  }
   const runId = root.nonlocals.rootContextId;
   root.globals.internals.interactive = interactive;
   terminal?.attach(root, rtOpts);
@@ -166,6 +222,8 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
     jsonl?.close?.();
     result(EXIT.interrupted, { error: signalError(sig, ' (again: exited at once)') });
   });
+  // What the prepared runtime logged while it resolved the skill, now that every reporter exists.
+  prepared?.held.release([...reporters, ...(jsonl ? [jsonl] : [])]);
   try {
     const kernel = root.globals.internals.kernel;
     let params: unknown;

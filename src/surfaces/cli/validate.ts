@@ -5,7 +5,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { createRuntime } from '../../runtime.ts';
-import type { Kernel } from '../../kernel/orchestrator.ts';
 import { LIBRARY_ROOT } from '../../loader/search-paths.ts';
 import { validatePaths } from '../../loader/validate.ts';
 import { painter } from '../shared/output.ts';

@@ -1,21 +1,12 @@
 // What the CLI prints and how it exits (docs/cli.md): stdout carries only the result; errors are
 // one line on stderr (stack only with --debug); exit codes 0 / 1 / 2 / 3 / 130 / 143.
-import { AbortError, AgentAppsError, ValidationError } from '../../core/errors.ts';
+import { AgentAppsError } from '../../core/errors.ts';
 import { escapeControl } from './escape.ts';
 import { safeJsonReplacer } from '../../core/json.ts';
 import { redactString } from '../../core/redact.ts';
 
-export const EXIT = { ok: 0, failed: 1, usage: 2, refused: 3, interrupted: 130, terminated: 143 } as const;
-
-const USAGE_CODES = new Set(['E_TOOL_NOT_FOUND', 'E_CONFIG', 'E_USAGE', 'E_NOT_INTERACTIVE', 'E_UNTRUSTED_WORKSPACE', 'commander.unknownOption', 'commander.missingArgument', 'commander.unknownCommand', 'commander.invalidArgument', 'commander.optionMissingArgument', 'commander.excessArguments', 'commander.missingMandatoryOptionValue']);
-
-export function exitCodeFor(err: unknown): number {
-  if (err instanceof AbortError || (err as { code?: string })?.code === 'E_ABORTED') return EXIT.refused;
-  if (err instanceof ValidationError) return err.phase === 'args' ? EXIT.usage : EXIT.failed;
-  const code = (err as { code?: string })?.code;
-  if (code && USAGE_CODES.has(code)) return EXIT.usage;
-  return EXIT.failed;
-}
+// The exit-code map lives beside the error codes (core/errors.ts); re-exported for the surfaces.
+export { EXIT, exitCodeFor } from '../../core/errors.ts';
 
 export function formatResult(value: unknown, json: boolean): string | undefined {
   if (value === undefined) return json ? 'null' : undefined;

@@ -112,8 +112,8 @@ export class Screen {
       return null;
     };
     this.#instance = render(h(App, { screen: this, bridge: h(Bridge) }), {
-      stdout: drawn as unknown as NodeJS.WriteStream,
-      stderr: above as unknown as NodeJS.WriteStream,
+      stdout: drawn as NodeJS.WriteStream,
+      stderr: above as NodeJS.WriteStream,
       stdin,
       exitOnCtrlC: false,
       patchConsole: false,

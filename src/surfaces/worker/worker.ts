@@ -274,7 +274,7 @@ export class Worker {
     try {
       let seq = 0;
       for (let i = 0; i < 64; i++) {
-        const stored = await retrying(() => this.#nats.jsm.streams.getMessage(stream, { seq, next_by_subj: subject } as unknown as { seq: number }));
+        const stored = await retrying(() => this.#nats.jsm.streams.getMessage(stream, { seq, next_by_subj: subject } as { seq: number }));
         if (!stored) return false;
         if (!signer) return true;
         try {

@@ -231,7 +231,7 @@ async function loop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
     // The SDK slides its window only between invocations and on overflow; a long single run
     // (one task, many turns) is kept inside the window before every model call as well.
     agent.addHook(BeforeModelCallEvent, (ev) => {
-      const messages = (ev as unknown as { agent: { messages: Message[] } }).agent.messages;
+      const messages = (ev as { agent: { messages: Message[] } }).agent.messages;
       if (messages.length > window) (conversationManager as SlidingWindowConversationManager).reduce({ agent: (ev as unknown as { agent: never }).agent } as never);
     });
   }

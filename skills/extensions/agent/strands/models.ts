@@ -191,7 +191,7 @@ async function createOne(config: ModelConfig, options: CreateModelOptions, where
         ...(params ? { params } : {}),
         apiKey,
         clientConfig: { ...(baseURL ? { baseURL } : {}), maxRetries, ...(timeout ? { timeout } : {}) },
-      }) as unknown as Model<BaseModelConfig>;
+      }) as Model<BaseModelConfig>;
       Object.assign(info, { provider: 'anthropic', baseURL });
       break;
     }
