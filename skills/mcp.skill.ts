@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ctxTarget, type Context, kernelOf, servedTool } from 'agent-apps';
+import { ctxTarget, type Context, kernelOf, type McpHub, servedTool } from 'agent-apps';
 
 export const frontmatter = {
   name: 'mcp',
@@ -45,8 +45,9 @@ export default async function mcp(ctx: Context, value: unknown) {
   const target = ctxTarget(ctx);
   if (value !== undefined && value !== null && value !== false) {
     const registry = kernelOf(ctx).registry;
-    const hub = await registry.mcpHub(target.locals.config.cwd);
-    if (!hub.defined(value)) {
+    // The registry's `mcp` tool source: the MCP hub createRuntime added.
+    const hub = await registry.source<McpHub>('mcp', target.locals.config.cwd);
+    if (hub && !hub.defined(value)) {
       // Once per cascade value: the file that set the key (the tool's own metadata, or the
       // nearest main above it) is where a malformed entry is reported, and the folder whose
       // cascade the servers' tools run with.

@@ -17,7 +17,9 @@ export { ctxTarget, defineSkill } from './kernel/target.ts';
 export { serializeContext } from './kernel/serialize.ts';
 export { AgentAppsError, ConfigurationError, ToolNotFoundError, ValidationError, AbortError, formatSchemaErrors } from './core/errors.ts';
 export { isPathRef } from './loader/names.ts';
-export { findTool } from './loader/find-tool.ts';
+export { findTool } from './runtime.ts';
+// The registry's `mcp` tool source, for `registry.source<McpHub>('mcp')` (the mcp middleware skill).
+export type { McpHub } from './mcp/hub.ts';
 export { parseAllowedTools, type AllowedTools } from './kernel/allowed-tools.ts';
 export { createCallbackRef, type CallbackRef } from './agent/callback-ref.ts';
 export { resolveVisibleTools, type VisibleTools, type ToolDoc } from './agent/visible-tools.ts';

@@ -10,9 +10,11 @@ import { closeEvents, settle } from './events/runtime.ts';
 import { invokeRemotely } from './nats/connect.ts';
 import { AgentAppsError } from './core/errors.ts';
 import { managerOf } from './kernel/manager.ts';
+import { closeHandlers, onClose } from './kernel/on-close.ts';
 import { askDesk, setAsker } from './kernel/asking.ts';
 import { WorkspaceTrust, type ProcessConfig } from './policy/workspace-trust.ts';
 import { gatherProcessConfig } from './policy/process-config.ts';
+import type { HubOptions } from './mcp/hub.ts';
 import { parseAllowedTools } from './kernel/allowed-tools.ts';
 import type { Asker } from './core/ask.ts';
 import type { Context, Globals, InvokeOptions, JsonObject, LoadedTool, Reporter, ToolDef, ToolDescription, ToolSummary } from './core/types.ts';
@@ -60,12 +62,33 @@ export function setEntryUrl(url: string): void {
   entryUrl = url;
 }
 
-const shutdownHandlers = new WeakMap<Kernel, (() => Promise<void>)[]>();
-/** Cleanup registered by subsystems (event bus, sandboxes) for `runtime.close()`. */
-export function onClose(kernel: Kernel, fn: () => Promise<void>): void {
-  const list = shutdownHandlers.get(kernel) ?? [];
-  list.push(fn);
-  shutdownHandlers.set(kernel, list);
+/**
+ * The MCP client (docs/mcp.md) as the registry's `mcp` tool source (src/loader/tool-source.ts):
+ * src/mcp/hub.ts loads on first need — a name no skill holds, an `mcp://` ref, a listing. Added
+ * here, the composition root, because loader/ does not import mcp/ (docs/architecture.md, The rules).
+ */
+function addMcpSource(registry: Registry, options: (cwd: string) => HubOptions): void {
+  registry.addSource('mcp', async (cwd) => {
+    const { McpHub } = await import('./mcp/hub.ts');
+    return new McpHub(registry, options(cwd));
+  });
+}
+
+let shared: Registry | undefined;
+
+/**
+ * findTool (docs/concepts.md) as a standalone function: resolve a ref on a list of search paths
+ * without a runtime. Each call shares one registry (and its caches), with the MCP servers of the
+ * workspace around the cwd of its first need.
+ */
+export function findTool(ref: string | ToolDef, paths: readonly string[] = [LIBRARY_ROOT], cwd: string = process.cwd()): Promise<LoadedTool> {
+  if (!shared) {
+    shared = new Registry(LIBRARY_ROOT, new Map());
+    addMcpSource(shared, (dir) => ({ workspace: findWorkspace(dir), cwd: dir }));
+  }
+  // Search roots given relative are relative to the cwd, like --path: a tool's uri is always file:///….
+  const roots = paths.every((p) => path.isAbsolute(p)) ? paths : paths.map((p) => path.resolve(cwd, p));
+  return shared.find(ref, Object.isFrozen(roots) ? roots : Object.freeze([...roots]), cwd);
 }
 
 export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime> {
@@ -86,6 +109,9 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
     overrides: opts.overrides ?? {},
   });
   globals.internals.kernel = kernel;
+  // agent-acp and agent-kiro's provider (`agent-apps/agent`'s runAcpProvider): src/acp loads on
+  // first use, from here, because agent/ may not import acp/ (docs/architecture.md, The rules).
+  globals.internals.runAcpProvider = async (ctx, args, o) => (await import('./acp/provider.ts')).runAcpProvider(ctx, args, o);
   setAsker(globals, opts.asker);
   if (opts.approve !== undefined) {
     if (typeof opts.approve !== 'string' || !opts.approve.trim()) throw new AgentAppsError('E_USAGE', "approve: 'all' or allowed-tools patterns");
@@ -110,8 +136,8 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
     ask: (question) => askDesk(globals)?.ask(question, root.run.signal),
   });
   globals.internals.workspaceTrust = trust;
-  registry.mcpOptions = { workspace, cwd, overrides: opts.overrides, log: (event) => root.manager.log(event), trust };
-  onClose(kernel, () => registry.closeMcp());
+  addMcpSource(registry, () => ({ workspace, cwd, overrides: opts.overrides, log: (event) => root.manager.log(event), trust }));
+  onClose(kernel, () => registry.closeSources());
   let closed = false;
 
   return {
@@ -144,7 +170,7 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
           await settle(dispatched, 3000);
         } catch {}
       }
-      for (const fn of shutdownHandlers.get(kernel) ?? []) {
+      for (const fn of closeHandlers(kernel)) {
         try {
           await fn();
         } catch {}

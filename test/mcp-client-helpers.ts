@@ -41,7 +41,7 @@ export function mcpWorkspace(t: TestContext, servers: Record<string, unknown> | 
 }
 
 export async function hubOf(rt: Runtime): Promise<McpHub> {
-  return kernelOf(rt.root).registry.mcpHub();
+  return (await kernelOf(rt.root).registry.source<McpHub>('mcp'))!;
 }
 
 /** Error code and message of a rejected promise (or 'ok'). */

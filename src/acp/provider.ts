@@ -6,26 +6,14 @@
 import path from 'node:path';
 import { AbortError, ConfigurationError } from '../core/errors.ts';
 import type { Context, JsonObject } from '../core/types.ts';
-import type { AgentArgs } from '../agent/provider.ts';
 import { askDesk, notInteractive } from '../kernel/asking.ts';
-import { onClose } from '../runtime.ts';
+import { onClose } from '../kernel/on-close.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import type { AcpConfig, AcpRunOptions } from './client.ts';
-import type { CassetteEntry } from './turn.ts';
+// The provider's public types live in agent/ (`agent-apps/agent` offers them without loading acp/).
+import type { AcpProviderArgs, AcpProviderOptions, CassetteEntry } from '../agent/acp-provider.ts';
 
-export type { CassetteEntry } from './turn.ts';
-
-/** What a provider skill built on ACP adds: its name, its agent's defaults, and the cassette writer. */
-export interface AcpProviderOptions {
-  /** The provider skill's name, for messages. */
-  provider: string;
-  /** `model.acp` values used when the config does not set them (agent-kiro: kiro-cli acp). */
-  defaults?: { command?: string; args?: string[]; install?: string };
-  /** Writes the cassette (`model.record`) after every turn: the standard writer, agent-strands' cassette.ts. */
-  writeCassette?(file: string, entries: CassetteEntry[]): void;
-}
-
-export type AcpProviderArgs = Pick<AgentArgs, 'prompt' | 'invokeRef'> & Partial<Omit<AgentArgs, 'config'>> & { config?: JsonObject };
+export type { AcpProviderArgs, AcpProviderOptions, CassetteEntry } from '../agent/acp-provider.ts';
 
 /** The provider that plays a cassette (`model.provider: replay`). */
 const REPLAY_PROVIDER = 'agent-strands';

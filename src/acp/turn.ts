@@ -11,11 +11,9 @@
 // recorded as code that is only a comment naming it: a replay does not redo it, and keeps the turn
 // structure (the agent skill continues after a turn with a tool call, in both runs).
 
-/** An entry of a cassette: the `turns` list of the cassette format (docs/agents.md). */
-export interface CassetteEntry {
-  text?: string;
-  invoke?: string;
-}
+import type { CassetteEntry } from '../agent/acp-provider.ts';
+
+export type { CassetteEntry } from '../agent/acp-provider.ts';
 
 export class PromptTurn {
   readonly number: number;

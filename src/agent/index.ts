@@ -44,12 +44,5 @@ export function agentFilter(ctx: Context): ((name: string, hidden: boolean) => b
   return (name, hidden) => isCallable(name, hidden, policy).ok;
 }
 
-/**
- * The provider behind `agent-acp` and `agent-kiro` (docs/agents.md): any Agent Client Protocol agent as
- * the agent's LLM loop. src/acp, and the ACP and MCP SDKs with it, load when a run uses it.
- */
-export async function runAcpProvider(...args: Parameters<typeof import('../acp/provider.ts').runAcpProvider>): Promise<unknown> {
-  const { runAcpProvider: run } = await import('../acp/provider.ts');
-  return run(...args);
-}
-export type { AcpProviderArgs, AcpProviderOptions, CassetteEntry } from '../acp/provider.ts';
+// The ACP provider: src/acp loads through the runtime state, never imported from here (agent/acp-provider.ts).
+export { runAcpProvider, type AcpProviderArgs, type AcpProviderOptions, type CassetteEntry } from './acp-provider.ts';

@@ -7,9 +7,8 @@
 // records it; the others replay that recording once it is made).
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime.ts';
 import { findWorkspace } from '../loader/search-paths.ts';
-import type { Context, JsonObject } from '../core/types.ts';
+import type { Context, InvokeOptions, JsonObject, ToolDescription } from '../core/types.ts';
 import { loadEvalFile, type EvalCase, type EvalFile, type EvalProblem, type Place } from './eval-file.ts';
 import { asJson, errorOf, judge, type Outcome } from './expect.ts';
 
@@ -29,9 +28,21 @@ export interface CaseResult {
   error?: { code: string; message: string };
 }
 
+/**
+ * What a case needs of a runtime. The caller makes them (createRuntime, with --path, --set,
+ * --approve, reporters): evals/ sits below src/runtime.ts and does not import it
+ * (docs/architecture.md, The rules).
+ */
+export interface EvalRuntime {
+  root: Context;
+  invoke(ref: string, args?: JsonObject, options?: InvokeOptions): Promise<unknown>;
+  describe(ref: string): Promise<ToolDescription>;
+  close(): Promise<void>;
+}
+
 export interface EvalOptions {
-  /** createRuntime options for every runtime: --path (absolute), --set, --approve, reporters. */
-  runtime: RuntimeOptions;
+  /** A runtime for the workspace at `cwd`: one per workspace, closed by the plan's close(). */
+  runtime: (cwd: string) => Promise<EvalRuntime>;
   /** Where the command was started: a file in this workspace runs with this cwd. */
   cwd: string;
   /** How many cases run at once. */
@@ -51,7 +62,7 @@ export interface EvalOptions {
 interface PlannedCase {
   file: EvalFile;
   case: EvalCase;
-  runtime: Runtime;
+  runtime: EvalRuntime;
   /** replay its cassette, record it (--update), or run as the cascade says. */
   mode: 'replay' | 'record' | 'live';
   /** Runs once every other case has ended: it replays a cassette this run records (--update). */
@@ -75,7 +86,7 @@ export async function planEvals(files: string[], opts: EvalOptions): Promise<{ p
   }
   if (problems.length) return { problems };
 
-  const runtimes = new Map<string, Runtime>();
+  const runtimes = new Map<string, EvalRuntime>();
   const close = async () => {
     for (const rt of runtimes.values()) await rt.close();
   };
@@ -87,7 +98,7 @@ export async function planEvals(files: string[], opts: EvalOptions): Promise<{ p
       let runtime = runtimes.get(workspace);
       if (!runtime) {
         const cwd = findWorkspace(opts.cwd) === workspace ? opts.cwd : workspace;
-        runtime = await createRuntime({ ...opts.runtime, cwd });
+        runtime = await opts.runtime(cwd);
         runtimes.set(workspace, runtime);
       }
       const problem = (place: Place, message: string) => problems.push({ file: file.file, ...place, message });

@@ -13,8 +13,7 @@ import { cachedMarkdown } from './library-cache.ts';
 import { NAME_RE, codeSkillStem, suggest } from './names.ts';
 import { MAX_FRONTMATTER_BYTES, frontmatterProblem, readSkillFile, statProblem } from './read.ts';
 import { scanRoot, type IndexEntry, type RootIndex } from './scan.ts';
-import { findWorkspace } from './search-paths.ts';
-import type { HubOptions, McpHub, McpTool } from '../mcp/hub.ts';
+import type { OpenToolSource, SourcedSummary, ToolSource } from './tool-source.ts';
 
 export interface ListOptions {
   /** Include hidden tools. */
@@ -63,10 +62,12 @@ export class Registry {
   private inline = new WeakMap<ToolDef, LoadedTool>();
   private inlineUris = new Map<string, LoadedTool>();
   private loading = new Map<string, Promise<LoadedTool>>();
-  /** The MCP client side (docs/mcp.md), loaded on first need: a name no skill holds, a listing. */
-  private hub?: Promise<McpHub>;
-  /** Set by createRuntime: the workspace, the CLI overrides and the root's logger. */
-  mcpOptions?: HubOptions;
+  /**
+   * Tools from elsewhere (loader/tool-source.ts), by the scheme of their refs: the MCP client
+   * (docs/mcp.md), registered by createRuntime and opened on first need — a name no skill holds,
+   * a listing.
+   */
+  private sources = new Map<string, { open: OpenToolSource; opened?: Promise<ToolSource> }>();
 
   constructor(library: string, programmatic: Map<string, LoadedTool>) {
     this.library = path.resolve(library);
@@ -150,14 +151,20 @@ export class Registry {
     if (NAME_RE.test(ref)) {
       const hit = this.lookup(ref, paths);
       if (hit) return 'decl' in hit ? hit : this.load(hit);
-      // No skill holds the name: an MCP server's tool `SERVER-TOOL`, if a server is configured.
-      const hub = await this.mcpHub(cwd);
-      const tool = await hub.findBare(ref, paths);
-      if (tool) return tool;
-      throw new ToolNotFoundError(ref, suggest(ref, [...this.names(paths), ...(await hub.suggestions(ref, paths))]));
+      // No skill holds the name: a source's tool — an MCP server's `SERVER-TOOL`, if a server is configured.
+      const sources = await this.openSources(cwd);
+      for (const source of sources) {
+        const tool = await source.findBare(ref, paths);
+        if (tool) return tool;
+      }
+      const near: string[] = [];
+      for (const source of sources) near.push(...(await source.suggestions(ref, paths)));
+      throw new ToolNotFoundError(ref, suggest(ref, [...this.names(paths), ...near]));
     }
     if (ref.startsWith('inline://')) return this.fromInlineUri(ref);
-    if (ref.startsWith('mcp://')) return (await this.mcpHub(cwd)).findUri(ref, paths);
+    const scheme = /^([a-z][a-z0-9+.-]*):\/\//.exec(ref)?.[1];
+    const source = scheme !== undefined && scheme !== 'file' ? await this.source(scheme, cwd) : undefined;
+    if (source) return source.findUri(ref, paths);
     let file: string;
     if (ref.startsWith('file://')) file = fileURLToPath(ref);
     else if (ref.startsWith('/') || ref.startsWith('./') || ref.startsWith('../') || ref.includes('/') || /\.(md|[cm]?[jt]s)$/.test(ref)) file = path.resolve(cwd, ref);
@@ -168,16 +175,31 @@ export class Registry {
     return this.load(this.entryForFile(file, paths));
   }
 
-  /** The MCP hub of this registry (src/mcp/hub.ts; the SDK itself loads only when a server is used). */
-  mcpHub(cwd: string = process.cwd()): Promise<McpHub> {
-    this.hub ??= import('../mcp/hub.ts').then(({ McpHub }) => new McpHub(this, this.mcpOptions ?? { workspace: findWorkspace(cwd), cwd }));
-    return this.hub;
+  /** Adds a source of tools for refs `SCHEME://…` and names no skill holds (createRuntime: `mcp`). */
+  addSource(scheme: string, open: OpenToolSource): void {
+    this.sources.set(scheme, { open });
   }
 
-  /** Closes every MCP connection this registry opened (runtime.close()). */
-  async closeMcp(): Promise<void> {
-    const hub = this.hub;
-    if (hub) await (await hub).close();
+  /**
+   * The source of this scheme, opened if it was not (`mcp`: the MCP hub, src/mcp/hub.ts — the SDK
+   * itself loads only when a server is used). `T` names the source's own type for its own
+   * methods (`registry.source<McpHub>('mcp')`).
+   */
+  source<T extends ToolSource = ToolSource>(scheme: string, cwd: string = process.cwd()): Promise<T | undefined> {
+    const s = this.sources.get(scheme);
+    if (!s) return Promise.resolve(undefined);
+    s.opened ??= s.open(cwd);
+    return s.opened as Promise<T>;
+  }
+
+  /** Every source, opened, in the order added. */
+  openSources(cwd: string = process.cwd()): Promise<ToolSource[]> {
+    return Promise.all([...this.sources.keys()].map(async (scheme) => (await this.source(scheme, cwd))!));
+  }
+
+  /** Closes what the opened sources opened: every MCP connection (runtime.close()). */
+  async closeSources(): Promise<void> {
+    for (const s of this.sources.values()) if (s.opened) await (await s.opened).close();
   }
 
   /** Every invocable name on these paths (for suggestions and `list`). */
@@ -328,7 +350,8 @@ export class Registry {
     let ownDir: string;
     if (tool.kind === 'mcp') {
       // An MCP tool runs with the cascade of the folder whose main configured its server.
-      const dir = (tool as McpTool).mcp?.authorityDir;
+      // The MCP tool's own record (McpTool, src/mcp/hub.ts) carries that folder.
+      const dir = (tool as LoadedTool & { mcp?: { authorityDir?: string } }).mcp?.authorityDir;
       if (!dir) return [];
       ownDir = dir;
     } else {
@@ -366,18 +389,23 @@ export class Registry {
    */
   async list(paths: readonly string[], opts: ListOptions = {}): Promise<ToolSummary[]> {
     if (opts.mcpServers === false) return this.listFiles(paths, opts);
-    const [files, hub] = await Promise.all([this.listFiles(paths, opts), this.mcpHub()]);
-    // MCP servers' tools (docs/mcp.md): a skill of the same name wins; without a filter, the
-    // shadowed MCP tool is listed, marked, and the skill says what it shadows.
-    const mcp = await hub.list(paths, {
-      all: opts.all,
-      only: opts.only,
-      servers: opts.mcpServers,
-      taken: (name) => {
-        const hit = this.lookup(name, paths);
-        return hit === undefined ? undefined : 'decl' in hit ? hit.uri : 'file://' + hit.file;
-      },
-    });
+    const [files, sources] = await Promise.all([this.listFiles(paths, opts), this.openSources()]);
+    // The sources' tools — MCP servers' (docs/mcp.md): a skill of the same name wins; without a
+    // filter, the shadowed MCP tool is listed, marked, and the skill says what it shadows.
+    const mcp: SourcedSummary[] = [];
+    for (const source of sources) {
+      mcp.push(
+        ...(await source.list(paths, {
+          all: opts.all,
+          only: opts.only,
+          servers: opts.mcpServers,
+          taken: (name) => {
+            const hit = this.lookup(name, paths);
+            return hit === undefined ? undefined : 'decl' in hit ? hit.uri : 'file://' + hit.file;
+          },
+        })),
+      );
+    }
     if (!mcp.length) return files;
     for (const m of mcp) {
       if (m.shadowedBy === undefined) continue;

@@ -9,8 +9,9 @@
 // it runs. A bare name `fs-read-text-file` looks only at servers whose normalised name prefixes
 // it, and connects to those alone; a plain `run` of a skill never gets here.
 //
-// Loaded by the registry on first need (a name it does not know, a listing); the SDK itself
-// loads only when a server is connected (client.ts).
+// A tool source of the registry (src/loader/tool-source.ts), added by createRuntime and loaded on
+// first need (a name it does not know, a listing); the SDK itself loads only when a server is
+// connected (client.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgentAppsError, ToolNotFoundError } from '../core/errors.ts';
@@ -21,12 +22,13 @@ import { declare } from '../loader/frontmatter.ts';
 import { markUntrusted } from '../kernel/schema.ts';
 import { nameProblem, suggest } from '../loader/names.ts';
 import type { IndexEntry, RootIndex } from '../loader/scan.ts';
+import type { SourceProcess, ToolSource } from '../loader/tool-source.ts';
 import { bareName, fingerprint, normaliseName, parseMcpKey, parseServer, parseToolUri, readMcpJson, servesThisWorkspace, toolUri, whereConfigured, type BrokenServer, type ParseContext, type ServerConfig } from './config.ts';
 import type { Connection } from './client.ts';
 import type { WorkspaceTrust } from '../policy/workspace-trust.ts';
 import { commandLine } from '../core/command-line.ts';
 
-/** What the hub needs of the registry (an interface: the registry imports this module). */
+/** What the hub needs of the registry (an interface: the hub is the registry's plug-in, not its part). */
 export interface HubHost {
   readonly library: string;
   /** Bumps when what tools exist or contain changed: the collected configuration is stale. */
@@ -87,7 +89,7 @@ interface ServerState {
 const DESCRIPTION_MAX = 4096;
 let versions = 0;
 
-export class McpHub {
+export class McpHub implements ToolSource {
   readonly #host: HubHost;
   readonly #opts: HubOptions;
   #collected = new WeakMap<readonly string[], { structure: number; stamp: string; value: Promise<Collected> }>();
@@ -489,6 +491,11 @@ export class McpHub {
       }
     }
     return out;
+  }
+
+  /** The stdio servers configured for these paths: what the workspace trust covers (docs/security.md). */
+  async processes(paths: readonly string[]): Promise<SourceProcess[]> {
+    return (await this.servers(paths)).servers.flatMap((s) => (s.transport === 'stdio' ? [{ name: s.name, command: s.command, args: s.args, ...(s.source.file ? { file: s.source.file } : {}) }] : []));
   }
 
   /** Every connection closed, every server process gone (docs/mcp.md: `runtime.close()`). */

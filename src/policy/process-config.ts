@@ -12,10 +12,12 @@ const SPAN = /!`([^`\n]+)`/g;
 export async function gatherProcessConfig(kernel: Kernel, paths: readonly string[], needsTrust: (file: string | undefined) => boolean): Promise<ProcessConfig[]> {
   const out: ProcessConfig[] = [];
   const registry = kernel.registry;
-  const hub = await registry.mcpHub(kernel.base.cwd);
-  for (const s of (await hub.servers(paths)).servers) {
-    if (s.transport !== 'stdio' || !needsTrust(s.source.file)) continue;
-    out.push({ kind: 'mcp', name: s.name, command: commandLine(s.command, s.args), ...(s.source.file ? { file: s.source.file } : {}) });
+  // The stdio MCP servers, asked of the `mcp` tool source (src/mcp/hub.ts) through the loader's
+  // interface: policy/ does not import mcp/ (docs/architecture.md, The rules).
+  const mcp = await registry.source('mcp', kernel.base.cwd);
+  for (const p of (await mcp?.processes?.(paths)) ?? []) {
+    if (!needsTrust(p.file)) continue;
+    out.push({ kind: 'mcp', name: p.name, command: commandLine(p.command, p.args), ...(p.file ? { file: p.file } : {}) });
   }
   // SKILL.md folders are Markdown: reading them runs nothing (no import).
   for (const summary of await registry.list(paths, { all: true, mcpServers: false })) {

@@ -128,15 +128,17 @@ async function runTests(paths: string[], opts: TestOptions, cmd: Command, io: Cl
   // A text report written to a file carries no colour codes.
   const paint = await painter(listing, color && !(reporter === 'text' && opts.out !== undefined));
   const errPaint = await painter(io.stderr, color);
-  const { planEvals, runEvals } = await import('../../evals/run.ts');
+  const [{ planEvals, runEvals }, { createRuntime }] = await Promise.all([import('../../evals/run.ts'), import('../../runtime.ts')]);
   const { report, summaryLine, textLine, formatMs } = await import('../../evals/reporters.ts');
+  const runtimeOpts = {
+    ...rtOpts,
+    paths: searchPaths,
+    // Log events reach the terminal only when asked for (--log-level): cases run in parallel.
+    ...(rtOpts.logLevel ? { reporters: [consoleReporter(io.stderr, errPaint)] } : {}),
+  };
   const evalOptions = {
-    runtime: {
-      ...rtOpts,
-      paths: searchPaths,
-      // Log events reach the terminal only when asked for (--log-level): cases run in parallel.
-      ...(rtOpts.logLevel ? { reporters: [consoleReporter(io.stderr, errPaint)] } : {}),
-    },
+    // One runtime per workspace, made here: evals/ does not import the composition root.
+    runtime: (dir: string) => createRuntime({ ...runtimeOpts, cwd: dir }),
     cwd,
     jobs,
     update: opts.update === true,
