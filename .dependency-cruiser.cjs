@@ -9,7 +9,7 @@
 //   events/ nats/ agent/ mcp/ acp/ evals/
 //                                       everything above, and each other — never both ways
 //   src/runtime.ts                      the composition root: everything but surfaces/
-//   src/index.ts                        the public API: everything but surfaces/ (one exception)
+//   src/index.ts                        the public API: everything but surfaces/
 //   surfaces/                           anything; nothing outside it imports it
 //   skills/                             the package (`agent-apps`, `agent-apps/agent`) only
 //
@@ -90,17 +90,10 @@ module.exports = {
     {
       name: 'nothing-imports-surfaces',
       comment:
-        'surfaces/ (cli, tui, mcp-serve, acp-agent, worker) are the ways in: they import anything, nothing outside surfaces/ imports them. The one exception: src/index.ts loads the terminal UI inside terminalOf (the repl and tutor skills), by import() only when asked.',
+        'surfaces/ (cli, tui, mcp-serve, acp-agent, worker) are the ways in: they import anything, nothing outside surfaces/ imports them. src/index.ts included: terminalOf hands skills the terminal the CLI put on the runtime state.',
       severity: 'error',
-      from: { path: OURS, pathNot: `${SURFACES}|^src/index\\.ts$` },
+      from: { path: OURS, pathNot: SURFACES },
       to: { path: SURFACES },
-    },
-    {
-      name: 'index-imports-surfaces-only-for-the-terminal',
-      comment: 'src/index.ts may reach surfaces/ only for terminalOf: src/surfaces/tui/load.ts, by import() (and its type).',
-      severity: 'error',
-      from: { path: '^src/index\\.ts$' },
-      to: { path: SURFACES, pathNot: '^src/surfaces/tui/load\\.ts$' },
     },
     {
       name: 'skills-import-the-package',

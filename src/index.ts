@@ -4,7 +4,8 @@ import { setEntryUrl } from './runtime.ts';
 import { managerOf } from './kernel/manager.ts';
 import { ContextRun } from './kernel/context.ts';
 import type { Kernel } from './kernel/orchestrator.ts';
-import type { Context, LoadedTool } from './core/types.ts';
+import type { Context, LoadedTool, RuntimeState } from './core/types.ts';
+import { notInteractive } from './core/errors.ts';
 import { check } from './kernel/schema.ts';
 import { copyData } from './core/path.ts';
 import { checkConfig, configError } from './kernel/plan.ts';
@@ -118,13 +119,14 @@ export function middlewareKey(ctx: Context, key: string): unknown {
 }
 
 /**
- * The terminal UI for a skill that draws (repl, tutor): loads ink only now; `owned` screens the
- * skill closes. The one import of a surface from the public API (docs/architecture.md, "The
- * rules"): loaded when a skill asks for a terminal, never when the API loads.
+ * The terminal UI for a skill that draws (repl, tutor): the one the CLI put on the runtime state
+ * when it owns a terminal (loads ink only now; `owned` screens the skill closes). A runtime made in
+ * code has none: such a skill is refused, as it would be without a terminal.
  */
-export async function terminalOf(ctx: Context): Promise<Awaited<ReturnType<typeof import('./surfaces/tui/load.ts').terminalFor>>> {
-  const { terminalFor } = await import('./surfaces/tui/load.ts');
-  return terminalFor(ctx.globals.internals);
+export async function terminalOf(ctx: Context): Promise<Awaited<ReturnType<NonNullable<RuntimeState['openTerminal']>>>> {
+  const open = ctx.globals.internals.openTerminal;
+  if (!open) throw notInteractive(`'${ctx.run.tool.name}' draws on the agent-apps terminal (run it with agent-apps run ${ctx.run.tool.name})`);
+  return open();
 }
 
 /** JSON Schema check with ajv (loaded on first use); returns ajv's error list. */

@@ -6,7 +6,7 @@
 // terminal on stderr there is nothing of this: no ANSI codes, nothing loaded.
 import type { Answer, Asker, Question } from '../../core/ask.ts';
 import type { Context } from '../../core/types.ts';
-import { loadTui, type TerminalHost } from '../tui/load.ts';
+import { loadTui, terminalFor, type TerminalHost } from '../tui/load.ts';
 import type { Screen } from '../tui/screen.ts';
 import type { PauseRequest } from '../tui/types.ts';
 import type { CliOptions } from '../tui/repl.ts';
@@ -80,6 +80,10 @@ export function cliTerminal(io: CliIO, o: CliTerminalOptions): CliTerminal | und
       if (!o.json) internals.progress = progress;
       if (o.interactive) internals.breakpoint = async (request: PauseRequest, signal?: AbortSignal) => (await screen()).pause(request, signal);
       internals.terminal = { screen, cliOptions } satisfies TerminalHost;
+      // What `terminalOf` (the public API) hands the skills that draw: the public API never
+      // imports a surface (docs/architecture.md, "The rules"), the surface that owns the terminal
+      // puts it here.
+      internals.openTerminal = () => terminalFor(internals);
     },
     async close() {
       if (!loading) return;
@@ -110,5 +114,7 @@ declare module '../../core/types.ts' {
     breakpoint?: (request: PauseRequest, signal?: AbortSignal) => Promise<'continue' | 'step'>;
     /** The CLI's screen and options, for skills that draw (repl, tutor). */
     terminal?: TerminalHost;
+    /** The terminal UI for a skill that draws, as `terminalOf(ctx)` returns it (loads ink when called). */
+    openTerminal?: () => ReturnType<typeof terminalFor>;
   }
 }
