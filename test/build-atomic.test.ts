@@ -95,7 +95,7 @@ describe('npm run build while agent-apps runs from the package', { skip: SKIP_PA
     const skipped = await run('npm', ['run', 'prepare', '--silent'], { cwd: root, env: shell });
     ok(skipped, 'npm run prepare');
     assert.match(skipped.stdout, /dist\/ is up to date with the sources: not rebuilt/);
-    assert.ok(skipped.ms < 10_000, `prepare took ${skipped.ms} ms`);
+    // Not rebuilt is shown by the message, the unchanged stamp and the same dist/ inode, not a clock.
     assert.equal(fs.readFileSync(path.join(root, 'dist', '.build-stamp'), 'utf8'), stamp);
     assert.equal(fs.statSync(path.join(root, 'dist')).ino, inode, 'dist/ was replaced');
     // A change to an input of the build (here the compiler options, a copy in this package) is

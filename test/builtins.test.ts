@@ -466,12 +466,14 @@ const alive = (pid: number) => {
   }
 };
 
-test('shell kills a command that outlives timeoutMs, children included', async (t) => {
+test('shell kills a command that outlives timeoutMs, children included', { timeout: 30_000 }, async (t) => {
   const dir = tempDir(t);
   const rt = await runtimeAt(t, dir);
-  const started = Date.now();
-  const out = (await rt.invoke('shell', { command: 'sleep 5 & echo $! > sleeper.pid; wait', timeoutMs: 150 })) as { code: number | null; stderr: string };
-  assert.ok(Date.now() - started < 3000, 'returned at the timeout, not when sleep ended');
+  // No clock: the sleep (60 s) outlasts this test's timeout (30 s), so returning at all means the
+  // shell returned at the timeout, not when sleep ended; `ran-to-end`, written only if the command
+  // outlives its sleep, is absent; and the sleep is no longer running (below): it was killed.
+  const out = (await rt.invoke('shell', { command: 'sleep 60 & echo $! > sleeper.pid; wait; touch ran-to-end', timeoutMs: 150 })) as { code: number | null; stderr: string };
+  assert.equal(fs.existsSync(path.join(dir, 'ran-to-end')), false, 'returned at the timeout, not when sleep ended');
   assert.equal(out.code, null);
   assert.match(out.stderr, /killed after 150 ms/);
   const pid = Number(fs.readFileSync(path.join(dir, 'sleeper.pid'), 'utf8'));
@@ -479,19 +481,20 @@ test('shell kills a command that outlives timeoutMs, children included', async (
   assert.equal(alive(pid), false, 'no orphaned child process');
 });
 
-test('shell stops its command, children included, when the invocation is aborted', async (t) => {
+test('shell stops its command, children included, when the invocation is aborted', { timeout: 30_000 }, async (t) => {
   const dir = tempDir(t);
   const rt = await runtimeAt(t, dir);
   rt.register(skill('runner', (ctx) => {
-    const p = ctx.manager.invoke('shell', { command: 'sleep 5 & echo $! > sleeper.pid; wait' });
+    const p = ctx.manager.invoke('shell', { command: 'sleep 60 & echo $! > sleeper.pid; wait; touch ran-to-end' });
     setTimeout(() => ctx.manager.abort('user pressed ctrl-c'), 150);
     return p;
   }));
-  const started = Date.now();
   const { error } = await settle(rt.invoke('runner'));
   assert.equal(error?.code, 'E_ABORTED');
   assert.equal(error.reason, 'user pressed ctrl-c');
-  assert.ok(Date.now() - started < 3000, 'the command did not run to completion');
+  // No clock: the sleep (60 s) outlasts this test's timeout (30 s), and the marker the command
+  // writes after it is absent: the abort, not the sleep's end, stopped it.
+  assert.equal(fs.existsSync(path.join(dir, 'ran-to-end')), false, 'the command did not run to completion');
   const pid = Number(fs.readFileSync(path.join(dir, 'sleeper.pid'), 'utf8'));
   await new Promise((r) => setTimeout(r, 50));
   assert.equal(alive(pid), false, 'no orphaned child process');

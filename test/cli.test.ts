@@ -489,18 +489,20 @@ describe('signals', { concurrency: true }, () => {
     return { ...r, ms: Date.now() - sentAt };
   }
 
-  test('SIGINT during a long-running skill exits 130 quickly, without a stack', async () => {
+  // "Quickly" without a clock: the skill waits 30 s and these tests time out at 20 s, so only a CLI
+  // that ended the run on the signal, not one that waited it out, passes; the time is a diagnostic.
+  test('SIGINT during a long-running skill exits 130 quickly, without a stack', { timeout: 20_000 }, async (t) => {
     const r = await interrupt('SIGINT');
+    t.diagnostic(`exited ${r.ms} ms after the signal`);
     assert.equal(r.code, 130, r.stderr);
-    assert.ok(r.ms < 3000, `exited after ${r.ms} ms`);
     assert.equal(r.stdout, '');
     assertNoStack(r);
   });
 
-  test('SIGTERM exits 143', async () => {
+  test('SIGTERM exits 143', { timeout: 20_000 }, async (t) => {
     const r = await interrupt('SIGTERM');
+    t.diagnostic(`exited ${r.ms} ms after the signal`);
     assert.equal(r.code, 143, r.stderr);
-    assert.ok(r.ms < 3000, `exited after ${r.ms} ms`);
     assertNoStack(r);
   });
 });

@@ -288,12 +288,16 @@ test('handler errors go to onHandlerError and never break emit, other handlers, 
 
 // ——— wait: timeout and abort ———
 
-test('wait returns [] when its timeout passes and leaves no timer running', { timeout: 5000 }, async () => {
+test('wait returns [] when its timeout passes and leaves no timer running', { timeout: 5000 }, async (t) => {
   const { bus } = harness();
   const before = timeouts();
-  const started = Date.now();
+  // By event order, not a clock: a 30 ms timer started before the wait has fired when it returns,
+  // which only a wait that let its own 30 ms timeout (started later) pass can guarantee.
+  let thirty = false;
+  const sentinel = setTimeout(() => (thirty = true), 30);
+  t.after(() => clearTimeout(sentinel));
   assert.deepEqual(await bus.wait({ topic: 't', timeout: 30 }), []);
-  assert.ok(Date.now() - started >= 25);
+  assert.equal(thirty, true, 'returned when its timeout passed, not before');
   assert.equal(timeouts(), before);
 });
 

@@ -177,10 +177,14 @@ test('event-wait drains what is queued at once, in order, up to max', async (t) 
   const rt = await runtimeFor(t, WS);
   await rt.invoke('event-subscribe', { topic: 'jobs' });
   for (const type of ['a', 'b', 'c']) await emit(rt, 'jobs', type);
-  const started = Date.now();
-  assert.deepEqual((await wait(rt, { topic: 'jobs', max: 2, timeout: 5000 })).map((e) => e.type), ['a', 'b']);
-  assert.deepEqual((await wait(rt, { topic: 'jobs', timeout: 5000 })).map((e) => e.type), ['c']);
-  assert.ok(Date.now() - started < 1000, 'a non-empty queue does not block');
+  // By event order, not a clock: a timer as long as the waits' own timeout, started before them,
+  // fires before any wait that blocked until its timeout could return — so it has not fired yet.
+  let timeoutPassed = false;
+  const sentinel = setTimeout(() => (timeoutPassed = true), 60_000);
+  t.after(() => clearTimeout(sentinel));
+  assert.deepEqual((await wait(rt, { topic: 'jobs', max: 2, timeout: 60_000 })).map((e) => e.type), ['a', 'b']);
+  assert.deepEqual((await wait(rt, { topic: 'jobs', timeout: 60_000 })).map((e) => e.type), ['c']);
+  assert.equal(timeoutPassed, false, 'a non-empty queue does not block');
 });
 
 test('event-wait blocks until an event arrives', async (t) => {
@@ -196,10 +200,14 @@ test('event-wait blocks until an event arrives', async (t) => {
 
 test('event-wait returns [] when its timeout passes, and the queue then keeps later events', async (t) => {
   const rt = await runtimeFor(t, WS);
-  const started = Date.now();
+  // By event order, not a clock: a 50 ms timer started before the wait has fired by the time it
+  // returns, which only a wait that let its own 50 ms timeout (started later) pass can guarantee.
+  // A wait that never returned would hit the test's timeout.
+  let fifty = false;
+  const sentinel = setTimeout(() => (fifty = true), 50);
+  t.after(() => clearTimeout(sentinel));
   assert.deepEqual(await wait(rt, { topic: 'jobs', timeout: 50 }), []);
-  const elapsed = Date.now() - started;
-  assert.ok(elapsed >= 45 && elapsed < 1000, `timed out after ${elapsed} ms`);
+  assert.equal(fifty, true, 'returned when its timeout passed, not before');
   assert.deepEqual(await wait(rt, { topic: 'jobs', timeout: 0 }), [], 'timeout 0 polls');
   await emit(rt, 'jobs', 'kept');
   assert.deepEqual((await wait(rt, { topic: 'jobs', timeout: 0 })).map((e) => e.type), ['kept']);
@@ -207,11 +215,11 @@ test('event-wait returns [] when its timeout passes, and the queue then keeps la
 
 test('event-wait honours the caller’s abort: the parent context aborted ends the wait, no event lost', async (t) => {
   const rt = await runtimeFor(t, WS);
-  const started = Date.now();
+  // No clock: the waiter's event-wait has no timeout, so only the abort can end it (a wait the
+  // abort missed would hit the test's timeout), and the error is that abort's.
   const { error } = await settle(rt.invoke('waiter', { topic: 'jobs', after: 40 }));
   assert.equal(error?.code, 'E_ABORTED');
   assert.match(error.message, /gave up waiting/);
-  assert.ok(Date.now() - started < 1000);
   await emit(rt, 'jobs', 'after-abort');
   assert.deepEqual((await wait(rt, { topic: 'jobs', timeout: 0 })).map((e) => e.type), ['after-abort'], 'the aborted waiter took nothing');
 });

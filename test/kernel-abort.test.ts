@@ -196,9 +196,9 @@ test('a deadline middleware refuses a slow tool: the tool’s signal fires and t
   }), { deadline: 30 }));
   rt.register(skill('fast-report', () => 'report', { deadline: 1000 }));
   assert.equal(await rt.invoke('fast-report'), 'report');
-  const started = Date.now();
+  // No clock: the skill resolves 'partial' only from its abort listener (its own 'report' timer is
+  // cleared there), so the deadline, not the 5 s timer, ended it — asserted by the reason it saw.
   const { error } = await settle(rt.invoke('slow-report'));
-  assert.ok(Date.now() - started < 2000);
   assert.ok(error instanceof AbortError);
   assert.equal(error.reason, 'deadline of 30 ms exceeded');
   assert.equal(toolSaw, 'deadline of 30 ms exceeded');

@@ -226,11 +226,10 @@ describe('MCP servers as tools', () => {
   test('the idle timeout (timeoutMs) is reset by progress; a server that never answers is E_MCP naming it', async () => {
     // 4 × 250 ms with progress in between: longer than the 400 ms timeout, never idle that long.
     assert.equal(await rt.invoke('quick-slow', { steps: 4, ms: 250 }), 'counted to 4');
-    const t0 = Date.now();
+    // No clock: 'hang' never answers, so the E_MCP naming the 400 ms idle timeout is that timeout firing.
     const r = await outcome(rt.invoke('quick-hang', {}));
     assert.equal(r.code, 'E_MCP');
     assert.match(r.message, /^MCP server 'quick' did not answer tools\/call 'hang' within 400 ms .*raise mcp\.servers\.quick\.timeoutMs/);
-    assert.ok(Date.now() - t0 < 5000);
     // The run goes on: the same server answers the next call.
     assert.deepEqual(await rt.invoke('quick-add', { a: 1, b: 1 }), { sum: 2 });
   });

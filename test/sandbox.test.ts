@@ -343,11 +343,10 @@ describe(`${isolation} isolation`, () => {
 
   test('a synchronous infinite loop is stopped with E_SANDBOX and the sandbox then runs new code', async () => {
     await withSandbox({ timeoutMs: 100 }, async (sandbox) => {
-      const t0 = performance.now();
+      // No clock: the loop never ends by itself, so an E_SANDBOX naming the 100 ms timeout is the kill.
       const error = failed(await sandbox.run(`console.log('spinning'); while (true) {}`, recordingHost()));
       assert.equal(error.code, 'E_SANDBOX');
       assert.match(error.message, /timed out after 100 ms/);
-      assert.ok(performance.now() - t0 < 2000);
       assert.equal(value(await sandbox.run(`return 'alive';`, recordingHost())), 'alive');
     });
   });
@@ -355,11 +354,10 @@ describe(`${isolation} isolation`, () => {
   test('an infinite loop after an awaited host call is stopped too', async () => {
     await withSandbox({ timeoutMs: 150 }, async (sandbox) => {
       const host = recordingHost({ get: () => 1 });
-      const t0 = performance.now();
+      // No clock: the loop never ends by itself, so an E_SANDBOX naming the 150 ms timeout is the kill.
       const error = failed(await sandbox.run(`await ctx.manager.get('x'); while (true) {}`, host));
       assert.equal(error.code, 'E_SANDBOX');
       assert.match(error.message, /timed out after 150 ms/);
-      assert.ok(performance.now() - t0 < 2000);
       assert.equal(value(await sandbox.run(`return await ctx.manager.get('x');`, host)), 1);
     });
   });
@@ -430,10 +428,9 @@ describe(`${isolation} isolation`, () => {
       value(await sandbox.run(`memory.kept = 'yes';`, host));
       const controller = new AbortController();
       setTimeout(() => controller.abort('stop'), 50);
-      const t0 = performance.now();
+      // No clock: the loop never ends and the 20 s timeout would be E_SANDBOX, so E_ABORTED is the abort.
       const error = failed(await sandbox.run(`await ctx.manager.get('x'); memory.kept = 'lost'; while (true) {}`, host, { signal: controller.signal }));
       assert.deepEqual(error, { code: 'E_ABORTED', message: 'aborted: stop' });
-      assert.ok(performance.now() - t0 < 3000, `took ${performance.now() - t0} ms`);
       assert.equal(value(await sandbox.run(`return memory.kept;`, host)), 'yes');
     });
   });
@@ -649,8 +646,8 @@ async function until(what: string, check: () => boolean, ms = 10_000): Promise<v
   }
 }
 
-/** Runs a node process to its end: exit code, output, and how long it took. */
-function runNode(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+/** Runs a node process to its end (killed after 30 s, only to stop a hang): exit code and signal, output, and how long it took. */
+function runNode(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number }> {
   const t0 = performance.now();
   const env = { ...process.env, ...opts.env };
   delete env.NODE_TEST_CONTEXT;
@@ -663,9 +660,9 @@ function runNode(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv }
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const kill = setTimeout(() => child.kill('SIGKILL'), 30_000);
     child.on('error', reject);
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
       clearTimeout(kill);
-      resolve({ code, stdout, stderr, ms: performance.now() - t0 });
+      resolve({ code, signal, stdout, stderr, ms: performance.now() - t0 });
     });
   });
 }
@@ -769,7 +766,7 @@ describe('process isolation contains what would abort this process', () => {
     assert.deepEqual(out.logged, { ok: true, value: 1, logs: ['from the sandbox'] });
     assert.deepEqual([out.crashed, out.after], [false, 2]);
     assert.ok(!/CALL_AND_RETRY_LAST|Heap statistics/.test(run.stderr), "the crashed process's report stays out of the parent's output");
-    assert.ok(run.ms < 10_000, `took ${run.ms} ms`);
+    assert.equal(run.signal, null, 'exited by itself, not killed by the 30 s hang bound');
     await until('the sandbox process has ended with its parent', () => !alive(out.pid), 3000);
   });
 
@@ -782,7 +779,7 @@ describe('process isolation contains what would abort this process', () => {
       });
       assert.equal(run.code, 0, run.stderr);
       assert.deepEqual(JSON.parse(run.stdout), { words: 1, summary: 'x' });
-      assert.ok(run.ms < 10_000, `took ${run.ms} ms`);
+      assert.equal(run.signal, null, 'exited by itself, not killed by the 30 s hang bound');
       const bad = await runNode([path.join(import.meta.dirname, '..', 'bin', 'agent-apps.js'), '--set', 'model.sandbox.isolation=thread', 'run', 'summarize', '--text', 'x'], {
         cwd: path.join(import.meta.dirname, '..', 'examples', 'hello'),
         env: { AGENT_APPS_HOME: home, AGENT_APPS_PATH: undefined, NO_COLOR: '1' },

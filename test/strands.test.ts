@@ -575,8 +575,8 @@ describe('agent-strands skill', () => {
       for (let i = 0; i < 10; i++) samples.push(await runOnce());
       samples.sort((a, b) => a - b);
       const median = samples[5]!;
+      // Speed is measured, not asserted: the figure is a diagnostic only.
       t.diagnostic(`replay loop overhead: ${median.toFixed(3)} ms per model turn (median of 10 runs × ${turns.length} turns)`);
-      assert.ok(median < 50, `${median} ms per turn`);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
