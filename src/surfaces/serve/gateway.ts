@@ -1,0 +1,71 @@
+// The contract between `agent-apps serve` and its gateways (docs/serve.md): a gateway turns what
+// arrives on a transport (an HTTP route, a signed webhook, a WebSocket frame, a mail) into a
+// `dispatch` — which emits `gateway-message` and runs the route's skill as an untrusted caller
+// (src/policy/untrusted.ts) with `nonlocals.gateway = { name, type, reply }` — and answers on the
+// transport. The serve surface owns the shared HTTP listener, the drain and the runtime.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { JsonObject } from '../../core/types.ts';
+import type { Runtime } from '../../runtime.ts';
+
+/** What the web gateway puts on `nonlocals.request` (the raw `res` for streaming). */
+export interface RequestInfo {
+  method: string;
+  path: string;
+  params: Record<string, string>;
+  query: Record<string, string | string[]>;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+  ip: string;
+  res?: ServerResponse;
+}
+
+/** One inbound message, as a gateway hands it to the serve surface. */
+export interface InboundMessage {
+  /** The route's skill (a bare name; the policy checks it with the route's skill as the allow-list). */
+  skill: string;
+  /** The skill's args, as the transport gave them (data only: `$`-keys are refused by the policy). */
+  args: JsonObject;
+  /** The transport's fields, for the `gateway-message` event's `data`. */
+  data: JsonObject;
+  /** Answers on the transport (`nonlocals.gateway.reply`): a text or an object. */
+  reply?: (value: unknown) => void | Promise<void>;
+  /** The web gateway's request (`nonlocals.request`). */
+  request?: RequestInfo;
+  /** Aborted when the sender goes away (the connection closed) or the serve process stops. */
+  signal?: AbortSignal;
+  /** Extra skills the sender may name (a websocket route with `skills: [a, b]`): the allow-list. */
+  allow?: string;
+}
+
+export interface GatewayContext {
+  runtime: Runtime;
+  /** The gateway's name (its key under `gateways:`). */
+  name: string;
+  /** Its type: web, webhook, websocket, email, slack. */
+  type: string;
+  /** Its entry under `gateways:`, interpolated. */
+  config: JsonObject;
+  /** Where it was configured, for E_CONFIG messages: the main's file and `gateways.NAME`. */
+  place: { file?: string; key: string };
+  /** Whether the shared listener is on a loopback address (`verify: none` is allowed only there). */
+  loopback: boolean;
+  /** One line on the serve process's stderr. */
+  log(level: 'info' | 'warn' | 'error', text: string): void;
+  /** Runs a message through the pipeline as an untrusted caller; resolves with the skill's result. */
+  dispatch(message: InboundMessage): Promise<unknown>;
+}
+
+/** A gateway's hooks on the shared HTTP listener, or a listener of its own. */
+export interface Gateway {
+  /** Answers an HTTP request that is this gateway's (returns true), or leaves it (false). */
+  http?(req: IncomingMessage, res: ServerResponse, url: URL): boolean | Promise<boolean>;
+  /** Takes a WebSocket upgrade that is this gateway's (returns true). */
+  upgrade?(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** Starts a listener of its own (email's SMTP); resolves with the lines to print ("… on 127.0.0.1:2525"). */
+  start?(): Promise<string[]>;
+  /** Stops taking messages (the drain); what runs goes on. */
+  close(): Promise<void>;
+}
+
+export type GatewayFactory = (ctx: GatewayContext) => Gateway | Promise<Gateway>;
