@@ -40,7 +40,8 @@ export interface ToolDef {
   fn?: ToolFn;
 }
 
-export type ToolKind = 'markdown' | 'skill-folder' | 'code' | 'programmatic' | 'builtin' | 'inline' | 'mcp';
+// `registered`: a skill skill-register made for the lifetime of the runtime (a programmatic tool, listed as such).
+export type ToolKind = 'markdown' | 'skill-folder' | 'code' | 'programmatic' | 'builtin' | 'inline' | 'mcp' | 'registered';
 
 /** A tool as the loader produced it: everything the orchestrator needs, resolved once. */
 export interface LoadedTool {

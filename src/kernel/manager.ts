@@ -154,7 +154,7 @@ export class Manager implements ContextManager, ChainHost {
     this.kernel.registry.invalidate();
     const ctx = this.ctx;
     const ref = this.tool.uri && this.tool.kind !== 'inline' ? (this.tool.file ? this.tool.name : this.tool.uri) : null;
-    if (!ref || this.tool.kind === 'programmatic' || this.tool.kind === 'builtin') return;
+    if (!ref || this.tool.kind === 'programmatic' || this.tool.kind === 'builtin' || this.tool.kind === 'registered') return;
     let tool: LoadedTool;
     try {
       tool = await this.kernel.registry.find(ref, ctx.locals.config.paths, ctx.locals.config.cwd);

@@ -302,8 +302,8 @@ export class Registry {
     return tool;
   }
 
-  /** A programmatic tool: `runtime.register`, callback refs. */
-  register(def: ToolDef, kind: 'programmatic' | 'builtin' = 'programmatic', opts: { ephemeral?: boolean } = {}): LoadedTool {
+  /** A programmatic tool: `runtime.register`, callback refs, skill-register (kind `registered`). */
+  register(def: ToolDef, kind: 'programmatic' | 'builtin' | 'registered' = 'programmatic', opts: { ephemeral?: boolean } = {}): LoadedTool {
     const fm = def.frontmatter ?? {};
     const { name, decl, metadata, frontmatter } = declare({ ...fm, name: def.name ?? fm.name }, def.name ?? '');
     const tool: LoadedTool = { name, kind, uri: null, frontmatter, prompt: def.prompt, fn: def.fn, decl, metadata, version: ++versions };

@@ -1,0 +1,56 @@
+import { type Context, kernelOf, makeSchedule, nextFire, updateSchedules, AgentAppsError } from 'agent-apps';
+
+// docs/serve.md, "Schedules": the store is the workspace's .agent-apps/schedules.json; only
+// `agent-apps serve` fires what it holds. `ref` is declared x-ref, so an untrusted caller (agent
+// code, a surface) may name only a tool it could call itself — never a path or inline:// URI.
+export const frontmatter = {
+  name: 'schedule-create',
+  description: 'Creates (or replaces) a schedule: `ref` is invoked with `args` by `agent-apps serve` on a cron expression (with `timezone`), `every` duration ("30s", "5m", "1h" or ms), or once `at` an ISO 8601 time.',
+  metadata: {
+    tags: ['schedules'],
+    params: {
+      type: 'object',
+      properties: {
+        name: { type: 'string', minLength: 1 },
+        cron: { type: 'string', minLength: 1 },
+        every: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'integer', minimum: 1 }] },
+        at: { type: 'string', minLength: 1 },
+        timezone: { type: 'string', minLength: 1 },
+        ref: { type: 'string', 'x-ref': true },
+        args: { type: 'object' },
+        overlap: { enum: ['skip', 'queue'], default: 'skip' },
+        catchUp: { enum: ['none', 'latest'], default: 'none' },
+      },
+      required: ['ref'],
+      additionalProperties: false,
+    },
+    returns: { type: 'object' },
+  },
+};
+
+interface Args {
+  name?: string;
+  cron?: string;
+  every?: string | number;
+  at?: string;
+  timezone?: string;
+  ref: string;
+  args?: Record<string, unknown>;
+  overlap: 'skip' | 'queue';
+  catchUp: 'none' | 'latest';
+}
+
+export default async function scheduleCreate(ctx: Context, args: Args) {
+  const { workspace, paths, cwd } = ctx.locals.config;
+  if (!workspace) throw new AgentAppsError('E_CONFIG', 'schedules live in a workspace (.agent-apps/schedules.json): run this in one');
+  // A bad ref fails now, not silently at the first fire.
+  await kernelOf(ctx).resolve(args.ref, paths, cwd);
+  const schedule = await makeSchedule(args);
+  updateSchedules(workspace, (list) => {
+    const i = list.findIndex((s) => s.name === schedule.name);
+    if (i >= 0) list[i] = schedule;
+    else list.push(schedule);
+  });
+  const next = nextFire(schedule, Date.now());
+  return { ...schedule, next: next === undefined ? null : new Date(next).toISOString() };
+}
