@@ -1,6 +1,7 @@
 // Schedules (docs/serve.md, "Schedules"): schedule-create / -list / -delete keep the workspace's
 // .agent-apps/schedules.json; startSchedules (what `agent-apps serve` runs) fires them through the
-// pipeline, each fire a run file with trigger: schedule. The clock and the timers are the test's.
+// pipeline, each fire a run file with trigger: schedule; a skill's own `schedule:` key is armed too.
+// The clock and the timers are the test's.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -219,6 +220,54 @@ describe('startSchedules (agent-apps serve)', () => {
     await s.idle();
     assert.deepEqual(marks(out), [{ trigger: 'schedule', schedule: 'once' }]);
     assert.equal(clock.pending(), 0);
+    await s.close();
+  });
+});
+
+describe("a skill's own schedule: key", () => {
+  test('is armed by startSchedules, kept in the store (schedule-list shows it), caught up across a restart, and dropped when the key goes', async (t) => {
+    const ws = tempDir(t, 'agent-apps-sched-declared-');
+    const out = path.join(ws, 'marks.jsonl');
+    const declaring = (schedule: unknown) =>
+      MARK.replace("metadata: { params:", `metadata: { schedule: ${JSON.stringify(schedule)}, params:`);
+    writeFiles(ws, { 'skills/mark.skill.ts': declaring({ every: '1m', args: { file: out }, catchUp: 'latest' }) });
+    const rt = await runtimeAt(t, ws);
+    const clock = fakeClock(Date.now());
+    const first = await startSchedules(rt, { ...quiet, now: clock.now, setTimer: clock.setTimer });
+    assert.match(first.lines.join('\n'), /schedule mark: every 60000ms → mark/);
+    await clock.advance(60_000);
+    await first.idle();
+    await first.close();
+    assert.deepEqual(marks(out), [{ trigger: 'schedule', schedule: 'mark' }]);
+    const listed = (await rt.invoke('schedule-list', {})) as { name: string; declaredBy?: string }[];
+    assert.deepEqual(listed.map((s) => [s.name, s.declaredBy]), [['mark', 'mark']]);
+    await assert.rejects(rt.invoke('schedule-delete', { name: 'mark' }), { code: 'E_USAGE', message: /declared by the skill mark/ });
+
+    // Down for five minutes: catchUp latest runs the latest missed fire once, at start.
+    await clock.advance(300_000);
+    const second = await startSchedules(rt, { ...quiet, now: clock.now, setTimer: clock.setTimer });
+    await second.idle();
+    await second.close();
+    assert.equal(marks(out).length, 2);
+
+    // The key removed: the schedule goes from the store at the next start.
+    fs.writeFileSync(path.join(ws, 'skills', 'mark.skill.ts'), MARK);
+    const rt3 = await runtimeAt(t, ws);
+    const third = await startSchedules(rt3, { ...quiet, now: clock.now, setTimer: clock.setTimer });
+    assert.deepEqual(third.lines, []);
+    await third.close();
+    assert.deepEqual(await rt3.invoke('schedule-list', {}), []);
+  });
+
+  test('a bad declaration is logged, naming the skill and the field; the other schedules are armed', async (t) => {
+    const ws = tempDir(t, 'agent-apps-sched-declared-bad-');
+    writeFiles(ws, { 'skills/mark.skill.ts': MARK.replace("metadata: { params:", "metadata: { schedule: { cron: 'nope' }, params:"), 'skills/hello.md': HELLO });
+    const rt = await runtimeAt(t, ws);
+    await rt.invoke('schedule-create', { name: 'h', every: '1h', ref: 'hello' });
+    const logged: string[] = [];
+    const s = await startSchedules(rt, { log: (_l, text) => logged.push(text), watch: false });
+    assert.match(logged.join('\n'), /schedule mark: mark's schedule: key — .*\/cron/);
+    assert.deepEqual(s.lines.map((l) => l.split(':')[0]), ['schedule h']);
     await s.close();
   });
 });

@@ -26,6 +26,8 @@ export interface Schedule {
   createdAt: string;
   /** When it last fired (the due time): what catch-up counts missed fires from. */
   lastFiredAt?: string;
+  /** Declared by this skill's own `schedule:` key (docs/serve.md), not made by schedule-create. */
+  declaredBy?: string;
 }
 
 export interface ScheduleInput {
@@ -105,6 +107,12 @@ export async function makeSchedule(input: ScheduleInput, now = Date.now()): Prom
     s.at = new Date(t).toISOString();
   }
   return s;
+}
+
+/** A declaration's identity: what it fires and when, not when it was stored or last fired. */
+export function definitionOf(s: Schedule): string {
+  const { lastFiredAt: _l, createdAt: _c, ...rest } = s;
+  return JSON.stringify(Object.fromEntries(Object.entries(rest).sort(([a], [b]) => (a < b ? -1 : 1))));
 }
 
 /** The first time after `after` (ms) the schedule is due, or undefined when it never is again. */

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Runtime } from '../../runtime.ts';
 import type { JsonObject, LogEvent } from '../../core/types.ts';
 import { EXIT, exitCodeFor } from '../../core/errors.ts';
-import { cronReady, missedFire, nextFire, readSchedules, storeFile, updateSchedules, type Schedule } from '../../events/schedules-store.ts';
+import { cronReady, definitionOf, makeSchedule, missedFire, nextFire, readSchedules, storeFile, updateSchedules, type Schedule, type ScheduleInput } from '../../events/schedules-store.ts';
 import { jsonlReporter, recordsRuns } from '../shared/reporters.ts';
 
 export type SetTimer = (fn: () => void, ms: number) => () => void;
@@ -196,6 +196,7 @@ export async function startSchedules(runtime: Runtime, opts: ScheduleOptions): P
     return lines;
   }
 
+  await syncDeclared(runtime, now(), opts.log);
   const lines = load(true);
 
   // The store changes when schedule-create / -delete run (in this serve or in another process):
@@ -234,4 +235,72 @@ export async function startSchedules(runtime: Runtime, opts: ScheduleOptions): P
       await idle();
     },
   };
+}
+
+/**
+ * A skill's own `schedule:` key (docs/serve.md) — `{ cron | every | at, timezone?, args?,
+ * overlap?, catchUp? }`, a cron string, or a list of them — read from the skill's own metadata
+ * (never the cascade: a main's `schedule` is not every skill's). Declared schedules are kept in the
+ * store beside the created ones, named after the skill (`NAME`, or `NAME.2` … for a list) and marked
+ * `declaredBy`, so that catch-up knows when they last fired; one whose declaration changed starts
+ * afresh, one no skill declares any more is dropped. A created schedule of the same name wins.
+ */
+async function syncDeclared(runtime: Runtime, now: number, log: ScheduleOptions['log']): Promise<void> {
+  const { paths, cwd, workspace } = runtime.root.locals.config;
+  const kernel = runtime.root.globals.internals.kernel;
+  const declared: Schedule[] = [];
+  let summaries: Awaited<ReturnType<Runtime['list']>>;
+  try {
+    summaries = await runtime.list();
+  } catch (err) {
+    log('warn', `schedules: cannot list the skills for their schedule: keys (${(err as Error).message})`);
+    return;
+  }
+  for (const summary of summaries) {
+    if (summary.error || summary.kind === 'mcp') continue;
+    let own: unknown;
+    try {
+      own = (await kernel.resolve(summary.name, paths, cwd)).metadata?.schedule;
+    } catch {
+      continue;
+    }
+    if (own === undefined || own === null || own === false) continue;
+    const list = Array.isArray(own) ? own : [own];
+    for (const [i, entry] of list.entries()) {
+      const name = list.length === 1 ? summary.name : `${summary.name}.${i + 1}`;
+      const decl = (typeof entry === 'string' ? { cron: entry } : entry) as Partial<ScheduleInput> | null;
+      try {
+        if (!decl || typeof decl !== 'object' || Array.isArray(decl)) throw new Error('a schedule is { cron | every | at, … } or a cron string');
+        const { cron, every, at, timezone, args, overlap, catchUp } = decl;
+        const s = await makeSchedule({ name, ref: summary.name, cron, every, at, timezone, args, overlap, catchUp }, now);
+        s.declaredBy = summary.name;
+        declared.push(s);
+      } catch (err) {
+        log('error', `schedule ${name}: ${summary.name}'s schedule: key — ${(err as Error).message}`);
+      }
+    }
+  }
+  try {
+    // Nothing declared, nothing declared before: the store is left as it is (or absent).
+    if (!declared.length && !readSchedules(workspace).some((s) => s.declaredBy !== undefined)) return;
+    updateSchedules(workspace, (list) => {
+      const byName = new Map(declared.map((s) => [s.name, s]));
+      for (let i = list.length - 1; i >= 0; i--) {
+        const stored = list[i]!;
+        if (stored.declaredBy === undefined) {
+          if (byName.delete(stored.name)) log('warn', `schedule ${stored.name}: a schedule made with schedule-create has this name: the skill's schedule: key is not armed`);
+          continue;
+        }
+        const fresh = byName.get(stored.name);
+        if (!fresh) list.splice(i, 1);
+        else {
+          if (definitionOf(fresh) !== definitionOf(stored)) list[i] = fresh;
+          byName.delete(stored.name);
+        }
+      }
+      list.push(...byName.values());
+    });
+  } catch (err) {
+    log('error', `schedules: cannot keep the declared schedules in ${storeFile(workspace)} (${(err as Error).message})`);
+  }
 }
