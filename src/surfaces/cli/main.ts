@@ -30,6 +30,7 @@ const COMMANDS: { name: string; term: string; description: string; hidden?: bool
   { name: 'init', term: 'init [options] [dir]', description: 'scaffold a workspace: skills/main.md, a hello skill that runs offline with its evals, a .gitignore', load: async () => (await import('./init.ts')).registerInit },
   { name: 'new', term: 'new [options] <name>', description: 'scaffold a skill in the workspace’s skills/: a Markdown agent skill, --code for TypeScript, --skill-folder for an Agent Skills folder', load: async () => (await import('./new.ts')).registerNew },
   { name: 'mcp', term: 'mcp [options]', description: 'MCP: serve the workspace’s skills to MCP clients (Claude Code, Claude Desktop, Cursor …)', load: async () => (await import('./mcp.ts')).registerMcp },
+  { name: 'serve', term: 'serve [options]', description: 'run the workspace’s gateways (web, webhook, websocket), schedules and event routes until SIGTERM / SIGINT', load: async () => (await import('./serve.ts')).registerServe },
   { name: 'acp', term: 'acp [options]', description: 'serve the workspace as an ACP agent over stdio, for editors (Zed, JetBrains, Kiro)', load: async () => (await import('./acp.ts')).registerAcp },
   { name: 'repl', term: 'repl [options]', description: 'an interactive prompt: run skills as SKILL --param value, with Tab completion and history (needs a terminal)', load: loadRepl },
   { name: 'tutor', term: 'tutor [options]', description: 'a guided tour in your own workspace: write and run a skill, a middleware, an agent skill, debug (needs a terminal)', load: loadRepl },

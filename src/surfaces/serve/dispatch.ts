@@ -1,0 +1,71 @@
+// GatewayContext.dispatch (docs/serve.md, "Gateways"): every inbound message is announced on the
+// bus as `gateway-message` — so an event route or a subscriber can see all traffic without the
+// gateway knowing them — and then runs its route's skill as an untrusted caller
+// (src/policy/untrusted.ts, docs/security.md "The callers"): its args are data only, refs by bare
+// name, and the allow-list is the route's own skill, so a sender can never name another one.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { AgentAppsError } from '../../core/errors.ts';
+import { invokeUntrusted } from '../../policy/untrusted.ts';
+import { eventBusReady } from '../../events/runtime.ts';
+import type { JsonObject, LogEvent, Reporter } from '../../core/types.ts';
+import type { Runtime } from '../../runtime.ts';
+import type { InboundMessage } from './gateway.ts';
+
+export interface DispatchOptions {
+  runtime: Runtime;
+  name: string;
+  type: string;
+  /** Per-message time limit (`--max-ms`): past it the run is aborted and answers E_TIMEOUT. */
+  maxMs: number;
+  /** The serve process's stop signal: aborts what runs once the drain gives up. */
+  signal: AbortSignal;
+  /** Counts the messages under way, for the drain. */
+  track<T>(run: Promise<T>): Promise<T>;
+}
+
+export function makeDispatch(opts: DispatchOptions): (message: InboundMessage) => Promise<unknown> {
+  const { runtime, name, type, maxMs } = opts;
+  const root = runtime.root;
+  const surface = (message: InboundMessage) => ({ name: `a ${type} gateway sender`, allow: message.allow ?? message.skill });
+  return (message) =>
+    opts.track(
+      (async () => {
+        const bus = await eventBusReady(root);
+        // Announced before the skill runs; a failing subscriber never stops the message.
+        await bus.emit({ topic: 'gateway-message', type, source: name, data: message.data }).catch((err: unknown) => {
+          root.manager.log({ type: 'emit-error', tag: 'serve', level: 'error', code: (err as { code?: string })?.code ?? 'E_EVENTS', text: `gateway-message of ${name}: ${(err as Error)?.message ?? err}` });
+        });
+        const timeout = AbortSignal.timeout(maxMs);
+        const signals = [timeout, opts.signal, ...(message.signal ? [message.signal] : [])];
+        const signal = AbortSignal.any(signals);
+        const gateway = { name, type, reply: message.reply ?? (() => {}) };
+        const nonlocals = { gateway, ...(message.request ? { request: message.request } : {}) };
+        try {
+          return await invokeUntrusted(root, surface(message), message.skill, message.args as JsonObject, { signal, context: { nonlocals } });
+        } catch (err) {
+          if (timeout.aborted) throw new AgentAppsError('E_TIMEOUT', `${message.skill}: no answer within ${maxMs} ms (--max-ms)`);
+          throw err;
+        }
+      })(),
+    );
+}
+
+// ── a run's log events, for the web gateway's SSE answers ───────────────────────────────────
+// One runtime serves every message at once, so a log event is routed to the request it belongs
+// to by the async context it was logged in (as `mcp serve` routes progress: docs/mcp.md).
+const sinks = new AsyncLocalStorage<(e: LogEvent) => void>();
+const SHOWN = new Set(['info', 'warn', 'error']);
+
+/** Runs `fn` with `sink` receiving the log events (info and up) of everything `fn` starts. */
+export function withLogs<T>(sink: (e: LogEvent) => void, fn: () => Promise<T>): Promise<T> {
+  return sinks.run(sink, fn);
+}
+
+/** The reporter serve hands createRuntime. */
+export const logsReporter: Reporter = {
+  name: 'serve-logs',
+  report(e) {
+    const sink = sinks.getStore();
+    if (sink && SHOWN.has(e.level)) sink(e);
+  },
+};
