@@ -144,6 +144,15 @@ describe('serve: signals and start-up errors', () => {
     assert.equal((await proc.exited).code, 0, proc.stderr());
   });
 
+  test('--max-ms: a request past it is aborted and answers 504 E_TIMEOUT; the server goes on', async (t) => {
+    const { ws } = fixture(t);
+    const proc = await startServe(t, ws, ['--max-ms', '100']);
+    const r = await fetch(`${proc.url}/slow`);
+    assert.equal(r.status, 504);
+    assert.equal(((await r.json()) as { code: string }).code, 'E_TIMEOUT');
+    assert.equal((await fetch(`${proc.url}/healthz`)).status, 200);
+  });
+
   test('SIGINT exits 130', async (t) => {
     const { ws } = fixture(t);
     const proc = await startServe(t, ws);

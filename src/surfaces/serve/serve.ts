@@ -42,7 +42,13 @@ const DEFAULT_HTTP = '127.0.0.1:8808';
  * naming it, never a failed start; `.ts` from source, `.js` from dist/.
  */
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-const load = (file: string) => () => import(new URL(`./${file}${EXT}`, import.meta.url).href) as Promise<{ default: GatewayFactory }>;
+// A module's factory is its default export or `<type>Gateway` (webhook.ts: webhookGateway).
+const load = (type: string) => async (): Promise<{ default: GatewayFactory }> => {
+  const mod = (await import(new URL(`./${type}${EXT}`, import.meta.url).href)) as Record<string, unknown>;
+  const factory = mod.default ?? mod[`${type}Gateway`];
+  if (typeof factory !== 'function') throw new Error(`${type}${EXT} exports no gateway factory (default or ${type}Gateway)`);
+  return { default: factory as GatewayFactory };
+};
 export const GATEWAYS: Record<string, () => Promise<{ default: GatewayFactory }>> = { web: load('web'), webhook: load('webhook'), websocket: load('websocket') };
 
 function positive(value: string | undefined, flag: string, fallback: number): number {

@@ -107,7 +107,7 @@ function send(res: ServerResponse, status: number, value: unknown): void {
 
 const errorBody = (err: unknown) => ({ code: (err as { code?: string })?.code ?? 'E_INTERNAL', message: (err as Error)?.message ?? String(err) });
 
-export default function web(ctx: GatewayContext): Gateway {
+export default function webGateway(ctx: GatewayContext): Gateway {
   const routes = routesOf(ctx);
   let closed = false;
 
