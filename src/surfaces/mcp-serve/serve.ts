@@ -2,7 +2,6 @@
 // clients over stdio (the default) or Streamable HTTP, until stdin closes or a signal comes.
 // Loaded only by this command, so no other command pays for the MCP SDK (heavy modules
 // load only when used: docs/architecture.md).
-import fs from 'node:fs';
 import { AgentAppsError } from '../../core/errors.ts';
 import { createRuntime } from '../../runtime.ts';
 import { parseAllowedTools } from '../../kernel/allowed-tools.ts';
@@ -14,6 +13,7 @@ import type { CliIO } from '../shared/io.ts';
 import { SkillCatalog } from './catalog.ts';
 import { SkillHost, createServer, serverFactory } from './server.ts';
 import { installAgentProgress, progressReporter } from './progress.ts';
+import { readTokenFile } from '../shared/token-file.ts';
 
 export interface ServeOptions {
   /** `[HOST:]PORT`: Streamable HTTP instead of stdio. */
@@ -30,22 +30,6 @@ const RANK: Record<LogLevel, number> = { trace: 0, debug: 1, info: 2, warn: 3, e
 
 /** In-flight calls get this long to run their `finally` blocks after a shutdown aborts them. */
 const DRAIN_MS = 3000;
-
-/**
- * `--token-file PATH`: the file's text without surrounding whitespace (its trailing newline).
- * (Messages never put a word right after `--token`: the CLI's output redaction would hide it.)
- */
-function readTokenFile(file: string): string {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new AgentAppsError('E_USAGE', `--token-file: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-  }
-  const token = text.trim();
-  if (!token) throw new AgentAppsError('E_USAGE', `--token-file: ${file} is empty`);
-  return token;
-}
 
 export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Promise<number> {
   // Usage errors first, before anything starts.

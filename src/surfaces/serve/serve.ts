@@ -6,7 +6,6 @@
 // `gateways:` in the workspace's root `main`; each type's module loads only when configured
 // (docs/architecture.md: heavy modules load only when used).
 import { createHash, timingSafeEqual } from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { AgentAppsError } from '../../core/errors.ts';
@@ -21,6 +20,7 @@ import { runtimeOptions, type GlobalOptions } from '../shared/runtime-options.ts
 import type { CliIO } from '../shared/io.ts';
 import type { Gateway, GatewayContext, GatewayFactory } from './gateway.ts';
 import { logsReporter, makeDispatch } from './dispatch.ts';
+import { readTokenFile } from '../shared/token-file.ts';
 
 export interface ServeOptions {
   /** `[HOST:]PORT` of the shared HTTP listener; default 127.0.0.1:8808. */
@@ -56,19 +56,6 @@ function positive(value: string | undefined, flag: string, fallback: number): nu
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new AgentAppsError('E_USAGE', `${flag}: expected a whole number of milliseconds, got '${value}'`);
   return n;
-}
-
-/** `--token-file PATH`: its text without surrounding whitespace (as `mcp serve`: docs/mcp.md). */
-function readTokenFile(file: string): string {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new AgentAppsError('E_USAGE', `--token-file: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-  }
-  const token = text.trim();
-  if (!token) throw new AgentAppsError('E_USAGE', `--token-file: ${file} is empty`);
-  return token;
 }
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
