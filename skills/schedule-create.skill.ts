@@ -1,4 +1,4 @@
-import { type Context, kernelOf, makeSchedule, nextFire, updateSchedules, AgentAppsError } from 'agent-apps';
+import { type Context, type ScheduleInput, kernelOf, makeSchedule, nextFire, updateSchedules, AgentAppsError } from 'agent-apps';
 
 // docs/serve.md, "Schedules": the store is the workspace's .agent-apps/schedules.json; only
 // `agent-apps serve` fires what it holds. `ref` is declared x-ref, so an untrusted caller (agent
@@ -28,17 +28,8 @@ export const frontmatter = {
   },
 };
 
-interface Args {
-  name?: string;
-  cron?: string;
-  every?: string | number;
-  at?: string;
-  timezone?: string;
-  ref: string;
-  args?: Record<string, unknown>;
-  overlap: 'skip' | 'queue';
-  catchUp: 'none' | 'latest';
-}
+/** The store's input, with the defaults the params apply filled in. */
+type Args = ScheduleInput & Required<Pick<ScheduleInput, 'overlap' | 'catchUp'>>;
 
 export default async function scheduleCreate(ctx: Context, args: Args) {
   const { workspace, paths, cwd } = ctx.locals.config;
