@@ -1,7 +1,7 @@
-import { type Context, type ScheduleInput, kernelOf, makeSchedule, nextFire, updateSchedules, AgentAppsError } from 'agent-apps';
+import { type Context, type ScheduleInput, kernelOf, makeSchedule, nextFire, scheduleStore } from 'agent-apps';
 
-// docs/serve.md, "Schedules": the store is the workspace's .agent-apps/schedules.json; only
-// `agent-apps serve` fires what it holds. `ref` is declared x-ref, so an untrusted caller (agent
+// docs/serve.md, "Schedules": the store is the workspace's .agent-apps/schedules.json (NATS KV
+// on the NATS backend); only `agent-apps serve` fires what it holds. `ref` is declared x-ref, so an untrusted caller (agent
 // code, a surface) may name only a tool it could call itself — never a path or inline:// URI.
 export const frontmatter = {
   name: 'schedule-create',
@@ -32,12 +32,12 @@ export const frontmatter = {
 type Args = ScheduleInput & Required<Pick<ScheduleInput, 'overlap' | 'catchUp'>>;
 
 export default async function scheduleCreate(ctx: Context, args: Args) {
-  const { workspace, paths, cwd } = ctx.locals.config;
-  if (!workspace) throw new AgentAppsError('E_CONFIG', 'schedules live in a workspace (.agent-apps/schedules.json): run this in one');
+  const { paths, cwd } = ctx.locals.config;
+  const store = await scheduleStore(ctx);
   // A bad ref fails now, not silently at the first fire.
   await kernelOf(ctx).resolve(args.ref, paths, cwd);
   const schedule = await makeSchedule(args);
-  updateSchedules(workspace, (list) => {
+  await store.update((list) => {
     const i = list.findIndex((s) => s.name === schedule.name);
     if (i >= 0) list[i] = schedule;
     else list.push(schedule);

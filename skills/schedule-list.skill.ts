@@ -1,6 +1,6 @@
-import { type Context, cronReady, nextFire, readSchedules } from 'agent-apps';
+import { type Context, cronReady, nextFire, scheduleStore } from 'agent-apps';
 
-// docs/serve.md, "Schedules": what .agent-apps/schedules.json holds, each with its next due time.
+// docs/serve.md, "Schedules": what .agent-apps/schedules.json (or NATS KV) holds, each with its next due time.
 export const frontmatter = {
   name: 'schedule-list',
   description: 'Lists the schedules of this workspace (.agent-apps/schedules.json), each with when it is next due.',
@@ -12,9 +12,8 @@ export const frontmatter = {
 };
 
 export default async function scheduleList(ctx: Context) {
-  const workspace = ctx.locals.config.workspace;
-  if (!workspace) return [];
-  const list = readSchedules(workspace);
+  if (!ctx.locals.config.workspace) return [];
+  const list = await (await scheduleStore(ctx)).list();
   if (list.some((s) => s.cron !== undefined)) await cronReady();
   const now = Date.now();
   return list.map((s) => {

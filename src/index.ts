@@ -19,7 +19,7 @@ export { serializeContext } from './kernel/serialize.ts';
 export { AgentAppsError, ConfigurationError, ToolNotFoundError, ValidationError, AbortError, formatSchemaErrors } from './core/errors.ts';
 export { isPathRef } from './loader/names.ts';
 // Schedules (docs/serve.md): the store schedule-create / -list / -delete keep and `serve` fires.
-export { cronReady, makeSchedule, readSchedules, updateSchedules, nextFire, type Schedule, type ScheduleInput } from './events/schedules-store.ts';
+export { cronReady, makeSchedule, readSchedules, updateSchedules, nextFire, scheduleStore, type Schedule, type ScheduleInput, type ScheduleStore } from './events/schedules-store.ts';
 export { findTool } from './runtime.ts';
 // The registry's `mcp` tool source, for `registry.source<McpHub>('mcp')` (the mcp middleware skill).
 export type { McpHub } from './mcp/hub.ts';

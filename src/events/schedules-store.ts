@@ -1,11 +1,16 @@
 // Schedules (docs/serve.md): what `schedule-create` stores and `agent-apps serve` fires. The store
 // is the workspace's .agent-apps/schedules.json, written whole to a temporary file and renamed in,
-// so a reader (another CLI run, a serve watching the file) never sees half of it. Cron syntax and
-// time zones are croner's: a maintained parser, not one of ours.
+// so a reader (another CLI run, a serve watching the file) never sees half of it — or, on the NATS
+// backend, one key of a JetStream key-value bucket every process of the namespace shares, changed
+// by compare-and-set (src/nats/kv.ts). Cron syntax and time zones are croner's: a maintained
+// parser, not one of ours.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Cron as CronType } from 'croner';
 import { AgentAppsError, ValidationError } from '../core/errors.ts';
+import type { Context } from '../core/types.ts';
+import { eventsConfig } from '../nats/config.ts';
+import { natsFor } from '../nats/connect.ts';
 
 export const SCHEDULES_FILE = path.join('.agent-apps', 'schedules.json');
 
@@ -186,4 +191,68 @@ export function updateSchedules<T>(workspace: string, change: (list: Schedule[])
   const out = change(list);
   writeSchedules(workspace, list);
   return out;
+}
+
+/** Where the schedules are kept: the workspace's file, or NATS (docs/serve.md, "Several serve processes"). */
+export interface ScheduleStore {
+  /** For messages: the file, or the bucket and server. */
+  readonly where: string;
+  /** Whether other processes share it (NATS). */
+  readonly shared: boolean;
+  list(): Promise<Schedule[]>;
+  /** Read, change, write back — as one step against other writers on NATS. */
+  update<T>(change: (list: Schedule[]) => T): Promise<T>;
+  /** Calls `onChange` when the store changes (here or in another process); resolves with a stop. */
+  watch(onChange: () => void): Promise<() => void>;
+}
+
+/** The workspace's .agent-apps/schedules.json. */
+export function fileStore(workspace: string): ScheduleStore {
+  const file = storeFile(workspace);
+  return {
+    where: file,
+    shared: false,
+    list: async () => readSchedules(workspace),
+    update: async (change) => updateSchedules(workspace, change),
+    async watch(onChange) {
+      // The folder is watched, as the file is renamed in whole.
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      let debounce: ReturnType<typeof setTimeout> | undefined;
+      const watcher = fs.watch(path.dirname(file), (_event, name) => {
+        if (name !== null && name !== path.basename(file)) return;
+        clearTimeout(debounce);
+        debounce = setTimeout(onChange, 50);
+      });
+      watcher.unref();
+      return () => {
+        clearTimeout(debounce);
+        watcher.close();
+      };
+    },
+  };
+}
+
+/** The runtime's schedule store: NATS when the events backend is NATS, else the workspace's file. */
+export async function scheduleStore(ctx: Context): Promise<ScheduleStore> {
+  const config = await eventsConfig(ctx);
+  if (config.backend === 'nats') {
+    const nats = await natsFor(ctx, 'schedules');
+    const { bucket, KvDocument } = await import('../nats/kv.ts');
+    const doc = new KvDocument<{ version: number; schedules: Schedule[] }>(await bucket(nats, 'schedules'), 'schedules', () => ({ version: 1, schedules: [] }));
+    const where = `the NATS key-value bucket ${nats.names.bucket('schedules')} (${config.url ?? 'nats://127.0.0.1:4222'})`;
+    const listOf = (v: { schedules?: unknown }) => {
+      if (!Array.isArray(v?.schedules)) throw new AgentAppsError('E_CONFIG', `${where} has no schedules list`);
+      return v.schedules as Schedule[];
+    };
+    return {
+      where,
+      shared: true,
+      list: async () => listOf(await doc.read()),
+      update: (change) => doc.update((v) => change(listOf(v))),
+      watch: (onChange) => doc.watch(onChange),
+    };
+  }
+  const workspace = ctx.locals.config.workspace;
+  if (!workspace) throw new AgentAppsError('E_CONFIG', 'schedules live in a workspace (.agent-apps/schedules.json): run this in one');
+  return fileStore(workspace);
 }

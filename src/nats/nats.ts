@@ -43,6 +43,8 @@ export type StreamKind = 'events' | 'invoke' | 'results' | 'dead' | 'workers';
 export interface Names {
   prefix: string;
   stream(kind: StreamKind): string;
+  /** A key-value bucket of the namespace (kv.ts): `AGENT_APPS_<NS>_<KIND>`. */
+  bucket(kind: 'schedules' | 'claims'): string;
   event(topic: string): string;
   invoke(queue: string): string;
   result(id: string): string;
@@ -66,6 +68,7 @@ export function names(namespace: string): Names {
   return {
     prefix,
     stream: (kind) => `AGENT_APPS_${upper}_${kind.toUpperCase()}`,
+    bucket: (kind) => `AGENT_APPS_${upper}_${kind.toUpperCase()}`,
     event: (topic) => `${prefix}.events.${topicSubject(topic)}`,
     invoke: (queue) => `${prefix}.invoke.${queue}`,
     result: (id) => `${prefix}.results.${id}`,

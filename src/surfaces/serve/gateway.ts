@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { JsonObject } from '../../core/types.ts';
 import type { Runtime } from '../../runtime.ts';
+import type { Claims } from '../../events/claims.ts';
 
 /** What the web gateway puts on `nonlocals.request` (the raw `res` for streaming). */
 export interface RequestInfo {
@@ -54,6 +55,11 @@ export interface GatewayContext {
   log(level: 'info' | 'warn' | 'error', text: string): void;
   /** Runs a message through the pipeline as an untrusted caller; resolves with the skill's result. */
   dispatch(message: InboundMessage): Promise<unknown>;
+  /**
+   * Who handles what (a webhook's delivery id): shared by every serve of a NATS namespace, else
+   * this process's (src/events/claims.ts). Absent: the gateway keeps its own.
+   */
+  claims?: Claims;
 }
 
 /** A gateway's hooks on the shared HTTP listener, or a listener of its own. */

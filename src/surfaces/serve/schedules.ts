@@ -1,17 +1,18 @@
 // Schedules fire only under `agent-apps serve` (docs/serve.md, "Schedules"): startSchedules loads
-// the workspace's .agent-apps/schedules.json (src/events/schedules-store.ts), arms one timer per
-// schedule, and on each fire runs its `ref` with its `args` through the full pipeline from the root,
+// the store (the workspace's .agent-apps/schedules.json, or NATS KV: src/events/schedules-store.ts),
+// arms one timer per schedule, and on each fire runs its `ref` with its `args` through the full pipeline from the root,
 // with `nonlocals.trigger = 'schedule'`. Each fire is a run of its own: a run file under
 // .agent-apps/runs/ with run-start / run-end (as `agent-apps run` writes them, reporters.ts) and
 // `trigger: 'schedule'`, so `agent-apps runs` lists it. The store is watched: a schedule created or
-// deleted while serve runs is armed or disarmed. The clock and the timer are injectable for tests.
-import fs from 'node:fs';
-import path from 'node:path';
+// deleted while serve runs is armed or disarmed. Each fire is claimed first (src/events/claims.ts):
+// of several serve processes on one NATS namespace, each arms every schedule and the one that takes
+// the fire's claim runs it. The clock and the timer are injectable for tests.
 import { randomUUID } from 'node:crypto';
 import type { Runtime } from '../../runtime.ts';
 import type { JsonObject, LogEvent } from '../../core/types.ts';
 import { EXIT, exitCodeFor } from '../../core/errors.ts';
-import { cronReady, definitionOf, makeSchedule, missedFire, nextFire, readSchedules, storeFile, updateSchedules, type Schedule, type ScheduleInput } from '../../events/schedules-store.ts';
+import { cronReady, definitionOf, makeSchedule, missedFire, nextFire, scheduleStore, type Schedule, type ScheduleInput, type ScheduleStore } from '../../events/schedules-store.ts';
+import { claimsFor, claimKey, type Claims } from '../../events/claims.ts';
 import { jsonlReporter, recordsRuns } from '../shared/reporters.ts';
 
 export type SetTimer = (fn: () => void, ms: number) => () => void;
@@ -25,14 +26,18 @@ export interface ScheduleOptions {
   setTimer?: SetTimer;
   /** Watch the store for changes made while serve runs (default true). */
   watch?: boolean;
+  /** Where the schedules are (default: the runtime's, scheduleStore). */
+  store?: ScheduleStore;
+  /** Who runs a fire (default: the runtime's, claimsFor). */
+  claims?: Claims;
 }
 
 export interface Schedules {
   close(): Promise<void>;
   /** What serve prints at start: one line per schedule armed. */
   lines: string[];
-  /** Re-reads the store now (what the watcher does on a change). */
-  reload(): void;
+  /** Re-reads the store now (what the watcher does on a change); settles when it is re-armed. */
+  reload(): Promise<void>;
   /** Settles when every fire in flight has ended (tests). */
   idle(): Promise<void>;
 }
@@ -70,6 +75,8 @@ export async function startSchedules(runtime: Runtime, opts: ScheduleOptions): P
   const now = opts.now ?? Date.now;
   const setTimer = opts.setTimer ?? defaultTimer;
   const workspace = runtime.root.locals.config.workspace;
+  const store = opts.store ?? (await scheduleStore(runtime.root));
+  const claims = opts.claims ?? (await claimsFor(runtime.root));
   const armed = new Map<string, Armed>();
   const inFlight = new Set<Promise<void>>();
   let closed = false;
@@ -78,15 +85,24 @@ export async function startSchedules(runtime: Runtime, opts: ScheduleOptions): P
   const record = (file: ReturnType<typeof jsonlReporter> | undefined, id: string, e: Omit<LogEvent, 'timestamp' | 'contextId' | 'tool'>) =>
     file?.report({ timestamp: Date.now(), contextId: id, rootContextId: id, tool: 'serve', ...e } as LogEvent);
 
-  /** One fire: the store notes it first (a crash mid-run does not fire it again), then the run. */
+  /**
+   * One fire: claimed first (another serve on the same NATS namespace may have taken it: then
+   * nothing runs here), noted in the store (a crash mid-run does not fire it again), then the run.
+   */
   async function runOnce(s: Schedule, due: number): Promise<void> {
     try {
-      updateSchedules(workspace, (list) => {
+      if ((await claims.take(claimKey('fire', s.name, due), String(process.pid))) !== undefined) return;
+    } catch (err) {
+      opts.log('error', `schedule ${s.name}: cannot claim the fire due ${new Date(due).toISOString()} (${(err as Error).message}): not run`);
+      return;
+    }
+    try {
+      await store.update((list) => {
         const stored = list.find((x) => x.name === s.name);
         if (stored) stored.lastFiredAt = new Date(due).toISOString();
       });
     } catch (err) {
-      opts.log('warn', `schedule ${s.name}: cannot note the fire in ${storeFile(workspace)} (${(err as Error).message})`);
+      opts.log('warn', `schedule ${s.name}: cannot note the fire in ${store.where} (${(err as Error).message})`);
     }
     const id = randomUUID();
     let file: ReturnType<typeof jsonlReporter> | undefined;
@@ -147,15 +163,16 @@ export async function startSchedules(runtime: Runtime, opts: ScheduleOptions): P
     }, Math.min(delay, MAX_DELAY));
   }
 
-  function load(start: boolean): string[] {
+  async function load(start: boolean): Promise<string[]> {
     const lines: string[] = [];
     let list: Schedule[];
     try {
-      list = readSchedules(workspace);
+      list = await store.list();
     } catch (err) {
       opts.log('error', `schedules: ${(err as Error).message}`);
       return lines;
     }
+    if (closed) return lines;
     const names = new Set(list.map((s) => s.name));
     for (const [name, a] of armed) {
       if (names.has(name)) continue;
@@ -196,25 +213,20 @@ export async function startSchedules(runtime: Runtime, opts: ScheduleOptions): P
     return lines;
   }
 
-  await syncDeclared(runtime, now(), opts.log);
-  const lines = load(true);
+  // Loads one after another: a change seen while the store is being read is read again after.
+  let loading: Promise<unknown> = Promise.resolve();
+  const reload = () => (loading = loading.then(() => (closed ? undefined : load(false))));
 
-  // The store changes when schedule-create / -delete run (in this serve or in another process):
-  // the folder is watched, as the file is renamed in whole.
-  let watcher: fs.FSWatcher | undefined;
-  let debounce: ReturnType<typeof setTimeout> | undefined;
+  await syncDeclared(runtime, store, now(), opts.log);
+  const lines = await load(true);
+
+  // The store changes when schedule-create / -delete run (in this serve or in another process).
+  let unwatch: (() => void) | undefined;
   if (opts.watch !== false) {
     try {
-      const dir = path.dirname(storeFile(workspace));
-      fs.mkdirSync(dir, { recursive: true });
-      watcher = fs.watch(dir, (_event, name) => {
-        if (name !== null && name !== path.basename(storeFile(workspace))) return;
-        clearTimeout(debounce);
-        debounce = setTimeout(() => closed || load(false), 50);
-      });
-      watcher.unref();
+      unwatch = await store.watch(() => void reload());
     } catch (err) {
-      opts.log('warn', `schedules: cannot watch ${storeFile(workspace)} (${(err as Error).message}): changes apply at the next serve`);
+      opts.log('warn', `schedules: cannot watch ${store.where} (${(err as Error).message}): changes apply at the next serve`);
     }
   }
 
@@ -224,12 +236,11 @@ export async function startSchedules(runtime: Runtime, opts: ScheduleOptions): P
 
   return {
     lines,
-    reload: () => void load(false),
+    reload: async () => void (await reload()),
     idle,
     async close() {
       closed = true;
-      watcher?.close();
-      clearTimeout(debounce);
+      unwatch?.();
       for (const a of armed.values()) a.disarm?.();
       // What runs goes on to its end (the drain, docs/serve.md).
       await idle();
@@ -245,8 +256,8 @@ export async function startSchedules(runtime: Runtime, opts: ScheduleOptions): P
  * `declaredBy`, so that catch-up knows when they last fired; one whose declaration changed starts
  * afresh, one no skill declares any more is dropped. A created schedule of the same name wins.
  */
-async function syncDeclared(runtime: Runtime, now: number, log: ScheduleOptions['log']): Promise<void> {
-  const { paths, cwd, workspace } = runtime.root.locals.config;
+async function syncDeclared(runtime: Runtime, store: ScheduleStore, now: number, log: ScheduleOptions['log']): Promise<void> {
+  const { paths, cwd } = runtime.root.locals.config;
   const kernel = runtime.root.globals.internals.kernel;
   const declared: Schedule[] = [];
   let summaries: Awaited<ReturnType<Runtime['list']>>;
@@ -282,8 +293,8 @@ async function syncDeclared(runtime: Runtime, now: number, log: ScheduleOptions[
   }
   try {
     // Nothing declared, nothing declared before: the store is left as it is (or absent).
-    if (!declared.length && !readSchedules(workspace).some((s) => s.declaredBy !== undefined)) return;
-    updateSchedules(workspace, (list) => {
+    if (!declared.length && !(await store.list()).some((s) => s.declaredBy !== undefined)) return;
+    await store.update((list) => {
       const byName = new Map(declared.map((s) => [s.name, s]));
       for (let i = list.length - 1; i >= 0; i--) {
         const stored = list[i]!;
@@ -301,6 +312,6 @@ async function syncDeclared(runtime: Runtime, now: number, log: ScheduleOptions[
       list.push(...byName.values());
     });
   } catch (err) {
-    log('error', `schedules: cannot keep the declared schedules in ${storeFile(workspace)} (${(err as Error).message})`);
+    log('error', `schedules: cannot keep the declared schedules in ${store.where} (${(err as Error).message})`);
   }
 }

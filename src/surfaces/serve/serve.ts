@@ -13,6 +13,7 @@ import { isPlainObject } from '../../core/path.ts';
 import { createRuntime, type Runtime } from '../../runtime.ts';
 import { isLoopback, parseHttpTarget } from '../../mcp/http.ts';
 import { eventBusReady } from '../../events/runtime.ts';
+import { claimsFor, type Claims } from '../../events/claims.ts';
 import type { JsonObject, LogLevel, Reporter } from '../../core/types.ts';
 import { EXIT, painter } from '../shared/output.ts';
 import { consoleReporter } from '../shared/reporters.ts';
@@ -148,6 +149,9 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
     } catch (err) {
       note(`${paint.red('error')}: ${(err as { code?: string }).code ?? 'E_CONFIG'}: ${(err as Error).message}`);
     }
+    // Claims (a webhook's delivery ids): on NATS shared with the other serves of the namespace.
+    // NATS not reached is the serve's failure (E_EVENTS naming the URL), not one gateway's.
+    const claims: Claims | undefined = config.entries.length ? await claimsFor(runtime.root) : undefined;
     for (const [name, entry] of config.entries) {
       const place = { ...(config.file ? { file: config.file } : {}), key: `gateways.${name}` };
       const where = `${config.file ? `${config.file}: ` : ''}${place.key}`;
@@ -171,6 +175,7 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
           loopback,
           log: (lvl, text) => logLine(lvl, `${type} '${name}': ${text}`),
           dispatch: makeDispatch({ runtime, name, type, maxMs, signal: stopAll.signal, track }),
+          ...(claims ? { claims } : {}),
         };
         gateways.push({ name, type, gateway: await factory(ctx) });
       } catch (err) {

@@ -38,18 +38,21 @@
 // missing signature 401, a body that is not JSON 400. A delivery id seen before is acknowledged
 // without running again — 200 `{ duplicate: true, delivery }` (202 while the first run is still
 // under way); an id whose run failed is forgotten, so that a redelivery runs it again. The ids
-// are remembered in this process only (the last 10,000, least recently seen dropped first): a
-// restart, or a second serve process, forgets them — a shared (NATS-backed) memory is not built.
+// are the serve's claims (src/events/claims.ts): on the in-memory backend this process's own (the
+// last 10,000, least recently seen dropped first; a restart forgets them), on NATS a key-value
+// bucket every serve of the namespace shares for a day — a retry that reaches another serve
+// process is acknowledged there, not run twice.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AgentAppsError, ConfigurationError } from '../../core/errors.ts';
 import type { JsonObject } from '../../core/types.ts';
 import type { Gateway, GatewayContext, GatewayFactory } from './gateway.ts';
 import { verifyGithub, verifyHmacSha256, verifySlack } from './verify.ts';
+import { claimKey, MemoryClaims } from '../../events/claims.ts';
+
+export { DeliveryMemory } from '../../events/claims.ts';
 
 /** The largest body a webhook may send (GitHub caps its payloads at 25 MB, but a skill's args are not the place for that). */
 export const MAX_BODY = 1024 * 1024;
-/** How many delivery ids are remembered. */
-export const DELIVERY_MEMORY = 10_000;
 
 const SCHEMES = ['github', 'slack', 'hmac-sha256', 'none'] as const;
 type Scheme = (typeof SCHEMES)[number];
@@ -58,34 +61,6 @@ type Scheme = (typeof SCHEMES)[number];
 const BASE_HEADERS = ['content-type', 'user-agent', 'x-github-event', 'x-github-delivery', 'x-github-hook-id', 'x-slack-request-timestamp', 'x-slack-retry-num', 'x-slack-retry-reason'];
 /** Never handed on, whatever the entry's `headers` says. */
 const SECRET_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization', 'x-hub-signature', 'x-hub-signature-256', 'x-slack-signature']);
-
-/** The last N ids seen, oldest first (a Map keeps insertion order): a small LRU. */
-export class DeliveryMemory {
-  #ids = new Map<string, 'running' | 'done'>();
-  readonly limit: number;
-  constructor(limit = DELIVERY_MEMORY) {
-    this.limit = limit;
-  }
-  get(id: string): 'running' | 'done' | undefined {
-    const state = this.#ids.get(id);
-    if (state !== undefined) {
-      this.#ids.delete(id);
-      this.#ids.set(id, state);
-    }
-    return state;
-  }
-  set(id: string, state: 'running' | 'done'): void {
-    this.#ids.delete(id);
-    this.#ids.set(id, state);
-    while (this.#ids.size > this.limit) this.#ids.delete(this.#ids.keys().next().value!);
-  }
-  forget(id: string): void {
-    this.#ids.delete(id);
-  }
-  get size(): number {
-    return this.#ids.size;
-  }
-}
 
 function header(req: IncomingMessage, name: string): string | undefined {
   const v = req.headers[name.toLowerCase()];
@@ -194,7 +169,7 @@ export const webhookGateway: GatewayFactory = (ctx: GatewayContext): Gateway => 
   const selected = [...new Set([...BASE_HEADERS, eventHeader.toLowerCase(), ...(deliveryHeader ? [deliveryHeader.toLowerCase()] : []), ...extra])].filter((h) => !SECRET_HEADERS.has(h) && h !== signatureHeader?.toLowerCase());
 
   const route = `/hooks/${name}`;
-  const seen = new DeliveryMemory();
+  const seen = ctx.claims ?? new MemoryClaims();
   let closed = false;
 
   function verified(req: IncomingMessage, raw: Buffer): boolean {
@@ -245,10 +220,10 @@ export const webhookGateway: GatewayFactory = (ctx: GatewayContext): Gateway => 
     // Slack names no delivery header; its Events API retries carry the same payload `event_id`.
     let delivery = deliveryHeader ? header(req, deliveryHeader) : undefined;
     if (delivery === undefined && scheme === 'slack' && payload !== null && typeof payload === 'object' && typeof (payload as JsonObject).event_id === 'string') delivery = (payload as JsonObject).event_id as string;
-    if (delivery !== undefined) {
-      const state = seen.get(delivery);
+    const claim = delivery === undefined ? undefined : claimKey('hook', name, delivery);
+    if (claim !== undefined) {
+      const state = await seen.take(claim, 'running');
       if (state !== undefined) return send(res, state === 'done' ? 200 : 202, { duplicate: true, delivery });
-      seen.set(delivery, 'running');
     }
     const headers: JsonObject = {};
     for (const h of selected) {
@@ -264,10 +239,10 @@ export const webhookGateway: GatewayFactory = (ctx: GatewayContext): Gateway => 
     const args: JsonObject = { payload: payload as JsonObject[string], headers, ...(event !== undefined ? { event } : {}), ...(delivery !== undefined ? { delivery } : {}) };
     try {
       const result = await ctx.dispatch({ skill: skill!, args, data: { delivery: delivery ?? null, event: event ?? null, headers } });
-      if (delivery !== undefined) seen.set(delivery, 'done');
+      if (claim !== undefined) await seen.set(claim, 'done').catch((err: unknown) => ctx.log('warn', `${name}: cannot mark delivery ${delivery} done (${(err as Error).message}): a retry of it answers 202`));
       send(res, 200, result);
     } catch (err) {
-      if (delivery !== undefined) seen.forget(delivery);
+      if (claim !== undefined) await seen.drop(claim).catch((e: unknown) => ctx.log('warn', `${name}: cannot forget the failed delivery ${delivery} (${(e as Error).message}): a retry of it answers 202 for a day`));
       const e = err as AgentAppsError;
       const code = typeof e?.code === 'string' ? e.code : 'E_SKILL';
       send(res, statusFor(code), { error: { code, message: e instanceof Error ? e.message : String(err) } });
