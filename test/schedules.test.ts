@@ -151,9 +151,15 @@ describe('startSchedules (agent-apps serve)', () => {
     assert.equal(events[1].exitCode, 0);
     const runs = await cli(['runs', '--json'], ws);
     assert.equal(runs.code, 0, runs.stderr);
-    const listed = JSON.parse(runs.stdout) as { id: string; skill: string; status: string }[];
-    assert.deepEqual(listed.map((r) => [r.skill, r.status]), [['mark', 'ok'], ['mark', 'ok']]);
+    const listed = JSON.parse(runs.stdout) as { id: string; skill: string; status: string; trigger?: string; schedule?: string }[];
+    assert.deepEqual(listed.map((r) => [r.skill, r.status, r.trigger, r.schedule]), [['mark', 'ok', 'schedule', 'tick'], ['mark', 'ok', 'schedule', 'tick']]);
     assert.deepEqual(listed.map((r) => `${r.id}.jsonl`).sort(), files.sort());
+    // The table says what fired them; the transcript says when the fire was due.
+    const table = await cli(['runs'], ws);
+    assert.match(table.stdout, /^ID +SKILL +STATUS +EXIT +DURATION +STARTED +TRIGGER$/m);
+    assert.match(table.stdout, /mark +ok +0 .* schedule tick$/m);
+    const shown = await cli(['runs', 'show', listed[0]!.id], ws);
+    assert.match(shown.stdout, /trigger +schedule tick \(due \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\)/);
     // The store notes the last fire (what catch-up counts from).
     const store = JSON.parse(fs.readFileSync(path.join(ws, '.agent-apps', 'schedules.json'), 'utf8'));
     assert.equal(store.schedules[0].lastFiredAt, new Date(Date.parse(made.createdAt) + 600_000).toISOString());
@@ -215,7 +221,7 @@ describe('startSchedules (agent-apps serve)', () => {
     await rt.invoke('schedule-create', { name: 'gone', every: '1s', ref: 'mark', args: { file: out } });
     const s = await startSchedules(rt, { ...quiet, now: clock.now, setTimer: clock.setTimer });
     await rt.invoke('schedule-delete', { name: 'gone' });
-    s.reload();
+    await s.reload();
     await clock.advance(120_000);
     await s.idle();
     assert.deepEqual(marks(out), [{ trigger: 'schedule', schedule: 'once' }]);

@@ -28,6 +28,10 @@ export interface RunSummary {
   startedAt: string;
   /** How a failed or refused run ended. */
   error?: { code?: string; message: string };
+  /** What started it, when not a person or a script: `schedule` (docs/serve.md). */
+  trigger?: string;
+  /** The schedule that fired it (trigger: schedule). */
+  schedule?: string;
 }
 
 /** A run file read back: its events, and the lines that were not events. */
@@ -164,7 +168,8 @@ export function summarize(dir: string, run: RunFile, now = Date.now()): RunSumma
   const skill = typeof start?.skill === 'string' ? start.skill : typeof end?.skill === 'string' ? end.skill : null;
   const startedAt = new Date(started).toISOString();
   // In the order docs/ci.md lists the fields.
-  const summary = (status: RunStatus, exitCode: number | null, durationMs: number | null): RunSummary => ({ id: run.id, skill, status, exitCode, durationMs, startedAt });
+  const trigger = typeof start?.trigger === 'string' ? { trigger: start.trigger, ...(typeof start.schedule === 'string' ? { schedule: start.schedule } : {}) } : {};
+  const summary = (status: RunStatus, exitCode: number | null, durationMs: number | null): RunSummary => ({ id: run.id, skill, status, exitCode, durationMs, startedAt, ...trigger });
   if (end) {
     const exitCode = exitCodeOf(end);
     const durationMs = typeof end.durationMs === 'number' ? end.durationMs : Math.max(0, end.timestamp - started);
@@ -215,7 +220,8 @@ Every \`agent-apps run\` (and \`debug\`) in a workspace is recorded in .agent-ap
 Status is ok (exit 0), failed (1, 2), refused (3), interrupted (SIGINT 130, SIGTERM 143, or a
 process that died without finishing its record) or running. The ID column is the shortest
 unique start of each id: \`runs show\`, \`tail --run\` take it, or any unique prefix.
---json prints [{ id, skill, status, exitCode, durationMs, startedAt, error? }].
+A run a schedule fired under \`agent-apps serve\` shows in a TRIGGER column (schedule NAME).
+--json prints [{ id, skill, status, exitCode, durationMs, startedAt, error?, trigger?, schedule? }].
 
 Examples:
   $ agent-apps runs
@@ -347,9 +353,17 @@ function paintStatus(status: RunStatus, paint: Painter, text: string = status): 
   return paint.yellow(text);
 }
 
+/** How a run was started, for the table: `schedule NAME`, or `run` for a person's or a script's. */
+function triggerText(r: RunSummary): string {
+  if (r.trigger === undefined) return 'run';
+  return escapeControl(r.schedule !== undefined ? `${r.trigger} ${r.schedule}` : r.trigger);
+}
+
 function runsTable(list: RunSummary[], ids: Map<string, string>, paint: Painter): string {
-  const rows = list.map((r) => [ids.get(r.id) ?? r.id, escapeControl(r.skill ?? '?'), r.status, r.exitCode === null ? '-' : String(r.exitCode), formatDuration(r.durationMs), formatTime(r.startedAt)]);
-  const head = ['ID', 'SKILL', 'STATUS', 'EXIT', 'DURATION', 'STARTED'];
+  // The TRIGGER column appears once a listed run was started by something else (a schedule).
+  const triggers = list.some((r) => r.trigger !== undefined);
+  const rows = list.map((r) => [ids.get(r.id) ?? r.id, escapeControl(r.skill ?? '?'), r.status, r.exitCode === null ? '-' : String(r.exitCode), formatDuration(r.durationMs), formatTime(r.startedAt), ...(triggers ? [triggerText(r)] : [])]);
+  const head = ['ID', 'SKILL', 'STATUS', 'EXIT', 'DURATION', 'STARTED', ...(triggers ? ['TRIGGER'] : [])];
   const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const right = new Set([3, 4]);
   const cell = (s: string, i: number) => (right.has(i) ? s.padStart(w[i]!) : s.padEnd(w[i]!));
@@ -415,6 +429,7 @@ export function transcript(run: RunFile, summary: RunSummary, paint: Painter): s
   const field = (k: string, v: string) => out.push(`${paint.dim(k.padEnd(9))}${v}`);
   out.push(paint.bold(`run ${run.id}`));
   field('skill', escapeControl(summary.skill ?? '?'));
+  if (summary.trigger !== undefined) field('trigger', triggerText(summary) + (typeof start?.dueAt === 'string' ? paint.dim(` (due ${formatTime(start.dueAt)})`) : ''));
   if (start && start.args !== undefined) field('args', escapeControl(json(start.args)));
   field('started', formatTime(summary.startedAt));
   field('status', paintStatus(summary.status, paint, `${summary.status}${summary.exitCode === null ? '' : ` (exit ${summary.exitCode})`}`) + (summary.durationMs === null ? '' : ` in ${formatDuration(summary.durationMs)}`));
