@@ -5,6 +5,7 @@
 // shows itself by writing a marker file.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startServe, workspace, type Owner } from '../serve-helpers.ts';
@@ -95,5 +96,115 @@ describe('serve: ingress through a web gateway', () => {
     const r = await fetch(`${url}/echo/Ada?%24context=1`);
     assert.equal(r.status, 403);
     assert.equal(((await r.json()) as { code: string }).code, 'E_UNTRUSTED_REF');
+  });
+});
+
+// The same attacks through the other gateways of a real serve process: WebSocket frames (the `ws`
+// client) and webhook deliveries — signed with the hook's secret, since an unsigned one never
+// reaches the policy (401, nothing runs).
+describe('serve: ingress through websocket and webhook gateways', () => {
+  const owned: (() => unknown)[] = [];
+  const owner: Owner = { after: (fn) => owned.push(fn) };
+  const SECRET = 'ingress-hook-secret';
+  let url = '';
+  let marker = '';
+  let inline = '';
+  let ws = '';
+  before(async () => {
+    ws = workspace(
+      owner,
+      `gateways:
+  live:
+    type: websocket
+    skill: greet
+    skills: [greet, relay]
+  gh:
+    type: webhook
+    verify: github
+    secretEnv: INGRESS_HOOK_SECRET
+    skill: on-hook`,
+      {
+        greet: { meta: `{ params: { type: 'object', properties: { name: { type: 'string' } } } }`, body: 'async (_c, a) => `Hello, ${a.name}!`' },
+        secret: { body: `async () => 'the secret ran'` },
+        relay: { meta: `{ params: { type: 'object', properties: { target: { type: 'string', 'x-ref': true } }, required: ['target'] } }`, body: 'async (ctx, a) => ctx.manager.invoke(a.target, { name: "x" })' },
+        'on-hook': { body: `async (_c, a) => ({ got: a.event })` },
+      },
+    );
+    marker = path.join(ws, 'PWNED');
+    const source = `import fs from 'node:fs'; fs.writeFileSync(${JSON.stringify(marker)}, 'pwned'); export default async () => 'pwned';`;
+    inline = `inline://code,${encodeURIComponent(source)}`;
+    fs.writeFileSync(path.join(ws, 'evil.skill.ts'), `export const frontmatter = { name: 'evil', description: 'Evil.' };\n${source}\n`);
+    url = (await startServe(owner, ws, [], { INGRESS_HOOK_SECRET: SECRET })).url;
+  });
+  after(async () => {
+    for (const fn of owned.reverse()) await fn();
+  });
+
+  /** Sends each frame on one connection and collects the answer tagged with its id. */
+  async function frames(sent: object[]): Promise<Map<string, { type: string; code?: string; result?: unknown }>> {
+    const { WebSocket } = await import('ws');
+    const sock = new WebSocket(`${url.replace('http', 'ws')}/ws/live`);
+    const answers = new Map<string, { type: string; code?: string; result?: unknown }>();
+    await new Promise<void>((resolve, reject) => {
+      sock.once('error', reject);
+      sock.once('open', () => {
+        for (const f of sent) sock.send(JSON.stringify(f));
+      });
+      sock.on('message', (data) => {
+        const m = JSON.parse(String(data)) as { id?: string; type: string; code?: string; error?: { code?: string }; result?: unknown };
+        if (m.id === undefined || (m.type !== 'result' && m.type !== 'error')) return;
+        answers.set(m.id, { type: m.type, code: m.code ?? m.error?.code, result: m.result });
+        if (answers.size === sent.length) resolve();
+      });
+    });
+    sock.close();
+    return answers;
+  }
+
+  test('websocket: $context and __proto__ in a frame, a path ref, another skill by name — each refused, the connection serves on', async () => {
+    const answers = await frames([
+      { id: 'ctx', skill: 'greet', args: { name: 'Ada', $context: { middleware: { [inline]: {} } } } },
+      { id: 'nested', skill: 'greet', args: { name: 'Ada', deep: [{ $delegate: inline }] } },
+      { id: 'path', skill: 'relay', args: { target: './evil.skill.ts' } },
+      { id: 'uri', skill: 'relay', args: { target: inline } },
+      { id: 'other', skill: 'secret', args: {} },
+      { id: 'by-ref', skill: 'relay', args: { target: 'secret' } },
+      { id: 'ok', skill: 'greet', args: { name: 'Ada' } },
+    ]);
+    assert.deepEqual(Object.fromEntries([...answers].map(([id, a]) => [id, a.type === 'result' ? a.result : a.code])), {
+      ctx: 'E_UNTRUSTED_REF',
+      nested: 'E_UNTRUSTED_REF',
+      path: 'E_UNTRUSTED_REF',
+      uri: 'E_UNTRUSTED_REF',
+      other: 'E_ALLOWED_TOOLS',
+      'by-ref': 'E_ALLOWED_TOOLS',
+      ok: 'Hello, Ada!',
+    });
+    assert.equal(fs.existsSync(marker), false, 'the payload must not have run');
+  });
+
+  const hook = (body: string, signWith: string | undefined, delivery: string) =>
+    fetch(`${url}/hooks/gh`, {
+      method: 'POST',
+      body,
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'push',
+        'x-github-delivery': delivery,
+        ...(signWith === undefined ? {} : { 'x-hub-signature-256': `sha256=${crypto.createHmac('sha256', signWith).update(body).digest('hex')}` }),
+      },
+    });
+
+  test('webhook: unsigned or signed with another secret is 401 and runs nothing; a signed payload carrying $context is 403', async () => {
+    const body = JSON.stringify({ ref: 'refs/heads/main' });
+    assert.equal((await hook(body, undefined, 'w-1')).status, 401);
+    assert.equal((await hook(body, 'not-the-secret', 'w-2')).status, 401);
+    const evil = await hook(JSON.stringify({ ref: 'x', $context: { middleware: { [inline]: {} } } }), SECRET, 'w-3');
+    assert.equal(evil.status, 403);
+    assert.equal(((await evil.json()) as { error: { code: string } }).error.code, 'E_UNTRUSTED_REF');
+    const ok = await hook(body, SECRET, 'w-4');
+    assert.equal(ok.status, 200);
+    assert.deepEqual(await ok.json(), { got: 'push' });
+    assert.equal(fs.existsSync(marker), false, 'the payload must not have run');
   });
 });
