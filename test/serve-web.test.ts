@@ -16,6 +16,7 @@ const MAIN = `gateways:
       - { method: POST, path: /orders, skill: create }
       - { method: GET, path: /boom, skill: boom }
       - { method: GET, path: /slow, skill: slow }
+      - { method: GET, path: /hang, skill: hang }
   broken:
     type: web
     routes: 3
@@ -33,6 +34,7 @@ function fixture(t: Owner): { ws: string; seen: string } {
     create: { meta: `{ params: { type: 'object', properties: { qty: { type: 'number' }, note: { type: 'string' } }, required: ['qty'] } }`, body: 'async (_c, a) => `created ${a.qty} ${a.note ?? ""}`.trim()' },
     boom: { body: `async () => { throw new Error('kaput'); }` },
     slow: { body: `async () => { (await import('node:fs')).writeFileSync(process.cwd() + '/slow-started', ''); await new Promise((r) => setTimeout(r, 400)); return { slow: 'done' }; }` },
+    hang: { body: `async (ctx) => { const fs = await import('node:fs'); fs.writeFileSync(process.cwd() + '/hang-started', ''); const s = ctx.run.signal; if (!s.aborted) await new Promise((r) => s.addEventListener('abort', r, { once: true })); fs.writeFileSync(process.cwd() + '/hang-aborted', String(s.reason?.code ?? s.reason)); return 'gone'; }` },
     record: { body: `async (_c, a) => { (await import('node:fs')).appendFileSync(process.cwd() + '/seen.jsonl', JSON.stringify(a.event) + '\\n'); return 'ok'; }` },
   };
   ws = workspace(t, MAIN, skills);
@@ -119,6 +121,17 @@ describe('serve: a web gateway', () => {
     assert.equal(event.type, 'web');
     assert.equal(event.source, 'api');
     assert.deepEqual([event.data.method, event.data.path, event.data.params, event.data.query], ['GET', '/orders/77', { id: '77' }, { full: 'x' }]);
+  });
+
+  test('a client that closes its connection aborts its run: the skill’s run.signal fires with E_ABORTED', async () => {
+    const client = new AbortController();
+    const answer = fetch(`${url}/hang`, { signal: client.signal }).catch((err: unknown) => err);
+    await until(() => fs.existsSync(path.join(ws, 'hang-started')), 20_000, 'the hang skill to start');
+    client.abort();
+    await answer;
+    await until(() => fs.existsSync(path.join(ws, 'hang-aborted')), 20_000, 'the run to be aborted');
+    assert.equal(fs.readFileSync(path.join(ws, 'hang-aborted'), 'utf8'), 'E_ABORTED');
+    assert.equal((await fetch(`${url}/healthz`)).status, 200);
   });
 
   test('a malformed gateway entry is one E_CONFIG line naming the file and key; the others serve', () => {

@@ -257,12 +257,27 @@ export interface Admitted {
   policy: CallerPolicy;
 }
 
+/**
+ * The real path of a runtime's workspace, resolved once per workspace path: a serve process
+ * checks it on every request, and resolving it was one lstat per path segment each time
+ * (docs/serve.md, "Performance"). Kept per root context, and resolved again if the root's
+ * workspace is another path.
+ */
+const workspaceRoots = new WeakMap<Context, { workspace: string; roots: readonly string[] }>();
+
+function workspaceRootsOf(root: Context): readonly string[] {
+  const workspace = root.locals.config.workspace;
+  let hit = workspaceRoots.get(root);
+  if (hit === undefined || hit.workspace !== workspace) workspaceRoots.set(root, (hit = { workspace, roots: Object.freeze([realPath(workspace)]) }));
+  return hit.roots;
+}
+
 /** The policy a surface's callers get: its allow-list, confined to the workspace. */
 export function surfacePolicy(root: Context, surface: Surface): CallerPolicy {
   return {
     surface: surface.name,
     ...(surface.allow !== undefined ? { allowedTools: surface.allow } : {}),
-    roots: [realPath(root.locals.config.workspace)],
+    roots: workspaceRootsOf(root),
   };
 }
 

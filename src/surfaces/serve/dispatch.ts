@@ -26,7 +26,15 @@ export interface DispatchOptions {
 export function makeDispatch(opts: DispatchOptions): (message: InboundMessage) => Promise<unknown> {
   const { runtime, name, type, maxMs } = opts;
   const root = runtime.root;
-  const surface = (message: InboundMessage) => ({ name: `a ${type} gateway sender`, allow: message.allow ?? message.skill });
+  // One surface per allow-list, made once: the policy reads only its name and allow-list.
+  const surfaces = new Map<string, { name: string; allow: string }>();
+  const surface = (message: InboundMessage) => {
+    const allow = message.allow ?? message.skill;
+    let s = surfaces.get(allow);
+    if (!s) surfaces.set(allow, (s = { name: `a ${type} gateway sender`, allow }));
+    return s;
+  };
+  const noReply = () => {};
   return (message) =>
     opts.track(
       (async () => {
@@ -35,16 +43,36 @@ export function makeDispatch(opts: DispatchOptions): (message: InboundMessage) =
         await bus.emit({ topic: 'gateway-message', type, source: name, data: message.data }).catch((err: unknown) => {
           root.manager.log({ type: 'emit-error', tag: 'serve', level: 'error', code: (err as { code?: string })?.code ?? 'E_EVENTS', text: `gateway-message of ${name}: ${(err as Error)?.message ?? err}` });
         });
-        const timeout = AbortSignal.timeout(maxMs);
-        const signals = [timeout, opts.signal, ...(message.signal ? [message.signal] : [])];
-        const signal = AbortSignal.any(signals);
-        const gateway = { name, type, reply: message.reply ?? (() => {}) };
+        // The run's signal: aborted past --max-ms, when the serve process gives up its drain, or
+        // when the sender goes away. One controller with listeners that are removed when the run
+        // settles — not AbortSignal.timeout + AbortSignal.any, whose composite signal re-checks
+        // every source on each `aborted` read, and the kernel reads it at every chain step
+        // (docs/serve.md, "Performance").
+        const run = new AbortController();
+        const sources = message.signal ? [opts.signal, message.signal] : [opts.signal];
+        let timedOut = false;
+        const timer = setTimeout(() => {
+          timedOut = true;
+          run.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+        }, maxMs);
+        timer.unref();
+        const follow = () => {
+          for (const s of sources) if (s.aborted) return run.abort(s.reason);
+        };
+        for (const s of sources) {
+          if (s.aborted) run.abort(s.reason);
+          else s.addEventListener('abort', follow, { once: true });
+        }
+        const gateway = { name, type, reply: message.reply ?? noReply };
         const nonlocals = { gateway, ...(message.request ? { request: message.request } : {}) };
         try {
-          return await invokeUntrusted(root, surface(message), message.skill, message.args as JsonObject, { signal, context: { nonlocals } });
+          return await invokeUntrusted(root, surface(message), message.skill, message.args as JsonObject, { signal: run.signal, context: { nonlocals } });
         } catch (err) {
-          if (timeout.aborted) throw new AgentAppsError('E_TIMEOUT', `${message.skill}: no answer within ${maxMs} ms (--max-ms)`);
+          if (timedOut) throw new AgentAppsError('E_TIMEOUT', `${message.skill}: no answer within ${maxMs} ms (--max-ms)`);
           throw err;
+        } finally {
+          clearTimeout(timer);
+          for (const s of sources) s.removeEventListener('abort', follow);
         }
       })(),
     );
