@@ -7,9 +7,11 @@
 // (docs/architecture.md: heavy modules load only when used).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentAppsError } from '../../core/errors.ts';
 import { isPlainObject } from '../../core/path.ts';
+import { interpolate, type InterpolationVars } from '../../kernel/interpolate.ts';
 import { createRuntime, type Runtime } from '../../runtime.ts';
 import { isLoopback, parseHttpTarget } from '../../mcp/http.ts';
 import { eventBusReady } from '../../events/runtime.ts';
@@ -67,8 +69,8 @@ function authorized(req: http.IncomingMessage, token: Buffer): boolean {
   return !!m && timingSafeEqual(digest(m[1]!.trim()), token);
 }
 
-/** The `gateways:` of the workspace's root main, with the file it is in. */
-async function gatewaysConfig(runtime: Runtime): Promise<{ file?: string; entries: [string, unknown][] }> {
+/** The `gateways:` of the workspace's root main, with the file it is in and what `${…}` takes there. */
+async function gatewaysConfig(runtime: Runtime): Promise<{ file?: string; entries: [string, unknown][]; vars?: InterpolationVars }> {
   const kernel = runtime.root.globals.internals.kernel;
   const workspace = runtime.root.locals.config.workspace;
   for (const dir of kernel.base.paths) {
@@ -82,7 +84,9 @@ async function gatewaysConfig(runtime: Runtime): Promise<{ file?: string; entrie
       continue;
     }
     if (!isPlainObject(g)) throw new AgentAppsError('E_CONFIG', `${main.file}: gateways: expected { NAME: { type, … } }`);
-    return { file: main.file, entries: Object.entries(g) };
+    // `${env.NAME}`, `${dir}` … as the cascade would interpolate them for this file (docs/concepts.md).
+    const vars = { dir: main.file ? path.dirname(main.file) : dir, root: dir, workspace, cwd: runtime.root.locals.config.cwd, name: tool.name };
+    return { file: main.file, entries: Object.entries(g), vars };
   }
   return { entries: [] };
 }
@@ -152,10 +156,11 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
     // Claims (a webhook's delivery ids): on NATS shared with the other serves of the namespace.
     // NATS not reached is the serve's failure (E_EVENTS naming the URL), not one gateway's.
     const claims: Claims | undefined = config.entries.length ? await claimsFor(runtime.root) : undefined;
-    for (const [name, entry] of config.entries) {
+    for (const [name, given] of config.entries) {
       const place = { ...(config.file ? { file: config.file } : {}), key: `gateways.${name}` };
       const where = `${config.file ? `${config.file}: ` : ''}${place.key}`;
       try {
+        const entry = isPlainObject(given) && config.vars ? interpolate(given, config.vars, place) : given;
         if (!isPlainObject(entry) || typeof entry.type !== 'string') throw new AgentAppsError('E_CONFIG', `${where}: expected { type: ${Object.keys(GATEWAYS).join(' | ')}, … }`);
         const type = entry.type;
         const loader = Object.hasOwn(GATEWAYS, type) ? GATEWAYS[type] : undefined;
