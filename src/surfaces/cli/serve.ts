@@ -24,6 +24,14 @@ Gateways are configured under \`gateways:\` in the workspace's main (skills/main
       routes:
         - { method: GET, path: /orders/:id, skill: order-get }
         - { method: POST, path: /orders, skill: order-create }
+    github:
+      type: webhook                 # POST /hooks/github, verified before anything runs
+      verify: github                # github | slack | hmac-sha256 | none (loopback only)
+      secretEnv: GITHUB_WEBHOOK_SECRET
+      skill: on-push
+    live:
+      type: websocket               # /ws/live: text frames in, JSON frames out
+      skill: chat
 
 Every inbound message emits \`gateway-message\` on the event bus, then runs its route's skill as an
 untrusted caller (docs/security.md): args are data only ($-keys refused), refs by bare name, and
@@ -32,6 +40,11 @@ and path params; error codes map to statuses (E_VALIDATION 400, E_DENIED / E_ALL
 E_UNTRUSTED_REF 403, E_TIMEOUT 504, others 500; unknown route 404). With
 \`Accept: text/event-stream\` the run's log events stream as SSE before a final \`result\` event.
 
+Schedules (schedule-create, or a skill's own \`schedule:\` key) fire only while serve runs; each
+fire is a run that \`agent-apps runs\` lists with TRIGGER \`schedule NAME\`. With
+\`events: { backend: nats }\` the schedules live in NATS KV and several serve processes share the
+work: each fire and each webhook delivery is handled by one of them (docs/serve.md).
+
 Examples:
   $ agent-apps serve                                       127.0.0.1:8808
   $ agent-apps serve --http 127.0.0.1:0                    any free port (printed on stderr)
@@ -39,6 +52,9 @@ Examples:
   $ AGENT_APPS_SERVE_TOKEN=s3cret agent-apps serve --http 0.0.0.0:8808
   $ curl -s http://127.0.0.1:8808/orders/42?full=1
   $ curl -N -H 'Accept: text/event-stream' http://127.0.0.1:8808/orders/42
+  $ agent-apps run schedule-create --name nightly --cron '0 3 * * *' --timezone Europe/Berlin --ref report
+  $ agent-apps run schedule-list
+  $ agent-apps runs                                        fires show TRIGGER 'schedule nightly'
 
 Exit codes: 0 after SIGTERM (once drained), 130 SIGINT, 2 usage or configuration error (a port
 in use, a non-loopback --http without a token).`,
