@@ -227,6 +227,23 @@ test('the full pipeline runs for every invocation: no shortcuts on repeated call
   assert.equal(runs, 3);
 });
 
+test('an invoke returns before its tool runs, even when the tool is loaded already', async (t) => {
+  const rt = await bareRuntime(t);
+  let ran = false;
+  rt.register(skill('mark', () => ((ran = true), 'ok')));
+  assert.equal(await rt.invoke('mark'), 'ok');
+  ran = false;
+  const pending = rt.invoke('mark');
+  assert.equal(ran, false);
+  assert.equal(await pending, 'ok');
+});
+
+test('a skill that invokes itself 1000 deep does not exhaust the stack', async (t) => {
+  const rt = await bareRuntime(t);
+  rt.register(skill('down', async (ctx, a: { n: number }) => (a.n <= 0 ? 0 : 1 + ((await ctx.manager.invoke('down', { n: a.n - 1 })) as number))));
+  assert.equal(await rt.invoke('down', { n: 1000 }), 1000);
+});
+
 test('the same tool invoked concurrently gets one context per invocation', async (t) => {
   const rt = await bareRuntime(t);
   rt.register(skill('id', async (ctx, a: { n: number }) => {

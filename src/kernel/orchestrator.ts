@@ -78,16 +78,31 @@ export class Kernel {
     return this.run(caller, ref, effective, opts);
   }
 
-  private async run(caller: Context, ref: string | ToolDef, args: unknown, options: InvokeOptions | undefined): Promise<unknown> {
-    const callerLocals = caller.locals;
-    const internals = callerLocals.internals;
-    // untrustedRef (docs/agents.md): agent code may name tools, never load code by URI or path.
-    if (internals?.untrustedRef && isPathRef(ref)) {
-      throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may only invoke tools by name; '${typeof ref === 'string' ? ref.slice(0, 80) : 'an inline ToolDef'}' is a path, URI or definition`);
+  private run(caller: Context, ref: string | ToolDef, args: unknown, options: InvokeOptions | undefined): Promise<unknown> {
+    try {
+      const callerLocals = caller.locals;
+      const internals = callerLocals.internals;
+      // untrustedRef (docs/agents.md): agent code may name tools, never load code by URI or path.
+      if (internals?.untrustedRef && isPathRef(ref)) {
+        throw new AgentAppsError('E_UNTRUSTED_REF', `agent code may only invoke tools by name; '${typeof ref === 'string' ? ref.slice(0, 80) : 'an inline ToolDef'}' is a path, URI or definition`);
+      }
+      // Step 2: resolve the ref on the caller's current paths — without the look-up's promises
+      // when the registry holds the tool already (the same tool `resolve` would give:
+      // Registry.findLoaded). Either way the callee starts on a later tick, never inside this
+      // call: an invoke returns before its tool runs, and a skill that invokes itself N deep
+      // does not grow one stack N invocations tall.
+      const config = callerLocals.config;
+      const loaded = this.registry.findLoaded(ref, config.paths);
+      const tool = loaded ? Promise.resolve(loaded) : this.resolve(ref, config.paths, config.cwd);
+      return tool.then((t) => this.resolved(caller, t, args, options));
+    } catch (err) {
+      return Promise.reject(err);
     }
-    // Step 2: resolve the ref on the caller's current paths.
-    const config = callerLocals.config;
-    const tool = await this.resolve(ref, config.paths, config.cwd);
+  }
+
+  /** Step 2's end, for a resolved tool: the caller's allowed-tools, then steps 3–8. */
+  private resolved(caller: Context, tool: LoadedTool, args: unknown, options: InvokeOptions | undefined): Promise<unknown> {
+    const internals = caller.locals.internals;
     if (internals?.allowedTools !== undefined) this.checkAllowed(caller, tool, args, internals.allowedTools as string);
     const seed = options?.context;
     // A seed from JSON (`$context` in CLI or agent args) cannot carry a real context: only a live one is a target.
@@ -96,9 +111,11 @@ export class Kernel {
 
   /** A chain entry: the tool invoked with `target` set to the served context (docs/concepts.md). */
   invokeEntry(served: ContextImpl, entry: ChainEntry): Promise<unknown> {
-    const hit = this.registry.lookup(entry.name, served.locals.config.paths);
-    if (hit && 'decl' in hit) return this.start(served, hit, entry.args, undefined, served, true);
-    return this.resolve(entry.name, served.locals.config.paths, served.locals.config.cwd).then((tool) => this.start(served, tool, entry.args, undefined, served, true));
+    const paths = served.locals.config.paths;
+    const hit = this.registry.lookup(entry.name, paths);
+    const loaded = hit === undefined ? undefined : 'decl' in hit ? hit : this.registry.loaded(hit);
+    if (loaded) return this.start(served, loaded, entry.args, undefined, served, true);
+    return this.resolve(entry.name, paths, served.locals.config.cwd).then((tool) => this.start(served, tool, entry.args, undefined, served, true));
   }
 
   async resolve(ref: string | ToolDef, paths: readonly string[], cwd: string): Promise<LoadedTool> {

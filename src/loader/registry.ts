@@ -145,6 +145,28 @@ export class Registry {
     return this.lookup(name, paths) !== undefined;
   }
 
+  /**
+   * What `find` would resolve `ref` to, when that needs no wait: a ToolDef, or a bare name whose
+   * tool is programmatic or loaded and checked in this generation — the very tool `find` returns
+   * then. Anything else (not loaded yet, a load in flight, a path, a source's tool): undefined,
+   * and the caller goes through `find`. The kernel's hot path uses it to skip the promises of a
+   * look-up that is already done (docs/serve.md, "Performance").
+   */
+  findLoaded(ref: string | ToolDef, paths: readonly string[]): LoadedTool | undefined {
+    if (typeof ref !== 'string') return this.fromDef(ref);
+    if (!NAME_RE.test(ref)) return undefined;
+    const hit = this.lookup(ref, paths);
+    if (!hit) return undefined;
+    return 'decl' in hit ? hit : this.loaded(hit);
+  }
+
+  /** The tool of `entry` when `load(entry)` would return it without reading anything: loaded, checked in this generation, no load in flight. */
+  loaded(entry: IndexEntry): LoadedTool | undefined {
+    if (entry.error || this.loading.has(entry.file)) return undefined;
+    const rec = this.files.get(entry.file);
+    return rec && rec.checkedAt === this.generation ? rec.tool : undefined;
+  }
+
   /** `findTool` (docs/concepts.md): a bare name, a path, `file://`, `inline://`, `mcp://` or a ToolDef. */
   async find(ref: string | ToolDef, paths: readonly string[], cwd: string): Promise<LoadedTool> {
     if (typeof ref !== 'string') return this.fromDef(ref);
