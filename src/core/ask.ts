@@ -63,6 +63,11 @@ export interface Answer {
   value: string;
   /** The optional reason typed after a choice with `reason: true` (the deny reason). */
   reason?: string;
+  /**
+   * Who answered, through what and when, for an answer that did not come from the terminal: a
+   * remote approval (docs/serve.md) — a Slack user id, an email address or `web`, and the gateway.
+   */
+  by?: { who: string; via: string; at: number };
 }
 
 /**

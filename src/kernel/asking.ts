@@ -96,6 +96,8 @@ function checkAnswer(question: Question, answer: unknown): Answer {
   }
   const out: Answer = { value: a.value };
   if (typeof a.reason === 'string' && a.reason.trim()) out.reason = a.reason.trim();
+  const by = a.by;
+  if (by && typeof by.who === 'string' && typeof by.via === 'string' && typeof by.at === 'number') out.by = { who: by.who, via: by.via, at: by.at };
   return out;
 }
 

@@ -15,7 +15,8 @@
 // the agent's trace; every refused call of agent code is a denial on `locals.agent.denials` and a
 // `denied` trace entry (which the CLI's stream-json and --fail-on-denial read, docs/ci.md).
 import { AbortError, AgentAppsError, ConfigurationError } from '../core/errors.ts';
-import { askDesk } from '../kernel/asking.ts';
+import { askDesk, type AskDesk } from '../kernel/asking.ts';
+import { remoteDesk } from './remote-approval.ts';
 import { APPROVAL_CHOICES, type Answer, type ApprovalQuestion } from '../core/ask.ts';
 import { parseAllowedTools } from '../kernel/allowed-tools.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
@@ -30,6 +31,10 @@ export interface Denial {
   code: string;
   reason: string;
   timestamp: number;
+  /** A remote approval's answer (docs/serve.md): who denied it, through what gateway, when (ISO 8601). */
+  answeredBy?: string;
+  answeredVia?: string;
+  answeredAt?: string;
 }
 
 /** What an ApprovalState puts on its agent's trace: gate decisions and refused calls. */
@@ -73,7 +78,7 @@ export class ApprovalState {
   /** A refused call: on this run's denials and every caller's; a `denied` entry on this run's trace only (it happened here). */
   deny(d: Denial): void {
     for (let s: ApprovalState | undefined = this; s; s = s.parent) s.denials.push(d);
-    this.#trace?.({ type: 'denied', tool: d.tool, code: d.code, reason: d.reason });
+    this.#trace?.({ type: 'denied', tool: d.tool, code: d.code, reason: d.reason, ...(d.answeredBy !== undefined ? { answeredBy: d.answeredBy, answeredVia: d.answeredVia, answeredAt: d.answeredAt } : {}) });
   }
 
   trace(entry: StateEntry): void {
@@ -160,6 +165,8 @@ export interface GateRequest {
   signal: AbortSignal;
   /** Set when the caller is not agent code but a way in from outside: "an MCP client" … */
   from?: string;
+  /** Who to ask instead of the served context's: a remote asker (remote-approval.ts) of a request from outside. */
+  desk?: AskDesk;
 }
 
 /**
@@ -174,7 +181,9 @@ export async function passGate(r: GateRequest): Promise<void> {
     return decide(r, 'allow', { by: 'approve', text: `allowed by --approve ${approve}` });
   }
   if (r.state.allowedForRun(key)) return decide(r, 'allow-run', { by: 'earlier', text: `allowed for this run (${why})` });
-  const desk = askDesk(r.served.globals);
+  // A run whose approvals go through a gateway (docs/serve.md, "Remote approvals") asks there;
+  // otherwise the runtime's person (the terminal), if it has one.
+  const desk = r.desk ?? remoteDesk(r.served.nonlocals) ?? askDesk(r.served.globals);
   const refuse = (reason: string): never => {
     decide(r, 'refused', { by: 'no-person', reason, text: `refused: ${reason}` });
     throw denied(r, new AgentAppsError('E_ALLOWED_TOOLS', `'${r.display}' may not invoke '${r.tool}' without a person's approval (${why}): it needs approval; run in a terminal or pass --approve`));
@@ -204,16 +213,20 @@ export async function passGate(r: GateRequest): Promise<void> {
     if ((err as { code?: string }).code === 'E_NOT_INTERACTIVE') return refuse('needs approval; nobody is left to answer (the input ended)');
     throw err;
   }
+  // A remote answer says who gave it, through what and when: kept on the decision (run file, trace).
+  const remote = answer.by ? { answeredBy: answer.by.who, answeredVia: answer.by.via, answeredAt: new Date(answer.by.at).toISOString() } : {};
+  const byWhom = answer.by ? ` by ${answer.by.who} through ${answer.by.via}` : '';
   switch (answer.value) {
     case 'allow':
-      return decide(r, 'allow', { by: 'person', text: 'allowed once' });
+      return decide(r, 'allow', { by: 'person', ...remote, text: `allowed once${byWhom}` });
     case 'allow-run':
       r.state.allowForRun(key);
-      return decide(r, 'allow-run', { by: 'person', text: `allowed for this run (${why})` });
+      return decide(r, 'allow-run', { by: 'person', ...remote, text: `allowed for this run (${why})${byWhom}` });
     default: {
       const reason = answer.reason;
-      decide(r, 'deny', { by: 'person', ...(reason ? { reason } : {}), text: `denied${reason ? `: ${reason}` : ''}` });
-      throw denied(r, new AgentAppsError('E_DENIED', `the person running agent-apps denied the call of '${r.tool}'${reason ? `: ${reason}` : ' (no reason given)'}`));
+      decide(r, 'deny', { by: answer.by?.who === 'timeout' ? 'timeout' : 'person', ...remote, ...(reason ? { reason } : {}), text: `denied${byWhom}${reason ? `: ${reason}` : ''}` });
+      const who = answer.by ? (answer.by.who === 'timeout' ? `nobody answered through ${answer.by.via} in time, so the call of '${r.tool}' was denied` : `${answer.by.who} denied the call of '${r.tool}' through ${answer.by.via}`) : `the person running agent-apps denied the call of '${r.tool}'`;
+      throw denied(r, new AgentAppsError('E_DENIED', `${who}${reason ? `: ${reason}` : ' (no reason given)'}`), remote);
     }
   }
 }
@@ -228,10 +241,10 @@ export function refuseByTrust(r: Omit<GateRequest, 'because' | 'signal' | 'param
 const recorded = new WeakSet<Error>();
 
 /** A refused call: recorded on the agent run (once), returned to be thrown. */
-export function denied(r: { state: ApprovalState; tool: string }, error: AgentAppsError): AgentAppsError {
+export function denied(r: { state: ApprovalState; tool: string }, error: AgentAppsError, answered: Partial<Pick<Denial, 'answeredBy' | 'answeredVia' | 'answeredAt'>> = {}): AgentAppsError {
   if (recorded.has(error)) return error;
   recorded.add(error);
-  r.state.deny({ tool: r.tool, code: error.code, reason: error.message, timestamp: Date.now() });
+  r.state.deny({ tool: r.tool, code: error.code, reason: error.message, timestamp: Date.now(), ...answered });
   return error;
 }
 
@@ -240,11 +253,11 @@ export function isRecorded(error: Error): boolean {
   return recorded.has(error);
 }
 
-function decide(r: GateRequest, decision: Decision, extra: { by: string; reason?: string; text: string }): void {
+function decide(r: GateRequest, decision: Decision, extra: { by: string; reason?: string; text: string; answeredBy?: string; answeredVia?: string; answeredAt?: string }): void {
   logDecision(r, decision, { ...extra, because: r.because });
 }
 
-function logDecision(r: { served: Context; display: string; state: ApprovalState; tool: string; args: unknown; from?: string }, decision: Decision, extra: { by: string; reason?: string; text: string; because?: GateCause }): void {
+function logDecision(r: { served: Context; display: string; state: ApprovalState; tool: string; args: unknown; from?: string }, decision: Decision, extra: { by: string; reason?: string; text: string; because?: GateCause; answeredBy?: string; answeredVia?: string; answeredAt?: string }): void {
   const { text, ...fields } = extra;
   r.state.trace({ type: 'approval', tool: r.tool, decision, ...fields });
   r.served.manager.log({

@@ -22,9 +22,11 @@ import { isPlainObject } from '../core/path.ts';
 import { isPathRef } from '../loader/names.ts';
 import { isInside, parseAllowedTools, realPath } from '../kernel/allowed-tools.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
-import type { Context, InvokeOptions, JsonObject, LoadedTool, ToolDef } from '../core/types.ts';
+import type { Context, InvokeOptions, JsonObject, LoadedTool, Nonlocals, ToolDef } from '../core/types.ts';
+import type { AskDesk } from '../kernel/asking.ts';
 import { isCallable, type Callable, type VisibleOptions } from './callable.ts';
 import { ApprovalState, passGate, refuseByTrust, trustOf } from './approval.ts';
+import { remoteDesk } from './remote-approval.ts';
 
 /** What an untrusted caller may do: who may be called (callable.ts) and where path args may reach. */
 export interface CallerPolicy extends VisibleOptions {
@@ -286,7 +288,7 @@ export function surfacePolicy(root: Context, surface: Surface): CallerPolicy {
  * behalf; throws E_UNTRUSTED_REF / E_ALLOWED_TOOLS (and the resolver's E_TOOL_NOT_FOUND) otherwise.
  * Nothing is imported but the named tool itself (and the tools its ref args name).
  */
-export async function admit(root: Context, surface: Surface, ref: unknown, rawArgs: unknown, as: 'call' | 'prompt' = 'call'): Promise<Admitted> {
+export async function admit(root: Context, surface: Surface, ref: unknown, rawArgs: unknown, as: 'call' | 'prompt' = 'call', request: { nonlocals?: Nonlocals; signal?: AbortSignal } = {}): Promise<Admitted> {
   const policy = surfacePolicy(root, surface);
   if (typeof ref !== 'string' || isPathRef(ref)) throw untrustedRef('invoke', ref, policy);
   if (rawArgs !== undefined && rawArgs !== null && !isPlainObject(rawArgs)) throw new AgentAppsError('E_VALIDATION', `${surface.name} sent args that are not an object`);
@@ -301,7 +303,8 @@ export async function admit(root: Context, surface: Surface, ref: unknown, rawAr
   const hidden = tool.decl.visibility === 'hidden' && !(as === 'prompt' && tool.skill?.modelInvocable === false);
   const check = isCallable(tool.name, hidden, policy, args, env, isBuiltin(kernel, tool));
   if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `${surface.name} may not invoke '${ref}': ${check.why}`);
-  const gates = surfaceGates(root, surface);
+  // A request whose run asks through a gateway (remote-approval.ts) waits on its gates there.
+  const gates = surfaceGates(root, surface, request.nonlocals ? remoteDesk(request.nonlocals) : undefined, request.signal);
   await checkArgs(kernel, paths, cwd, tool.name, tool.decl.params, args, policy, surface.name, 0, gates);
   await gates.pass(tool, args, check);
   return { tool, args, policy };
@@ -312,7 +315,7 @@ export async function admit(root: Context, surface: Surface, ref: unknown, rawAr
  * where the surface has one to ask (`agent-apps acp` asks its client) and is refused "needs
  * approval" where it does not (approval.ts).
  */
-function surfaceGates(root: Context, surface: Surface): Gates {
+function surfaceGates(root: Context, surface: Surface, desk?: AskDesk, signal?: AbortSignal): Gates {
   const kernel = root.globals.internals.kernel;
   const state = new ApprovalState();
   return {
@@ -322,7 +325,7 @@ function surfaceGates(root: Context, surface: Surface): Gates {
       if (trust.value === 'deny') refuseByTrust(base, trust);
       const because = callable.gate !== undefined ? { kind: 'ask-tools' as const, pattern: callable.gate } : trust.value === 'ask' ? { kind: 'trust' as const, source: trust.source } : undefined;
       if (!because) return;
-      await passGate({ ...base, params: tool.decl.params, cwd: root.locals.config.cwd, because, signal: root.run.signal });
+      await passGate({ ...base, params: tool.decl.params, cwd: root.locals.config.cwd, because, signal: signal ? AbortSignal.any([signal, root.run.signal]) : root.run.signal, ...(desk ? { desk } : {}) });
     },
     refused: (_tool, error) => error,
   };
@@ -363,7 +366,7 @@ function callerDef(root: Context, surface: Surface): ToolDef {
 export async function invokeUntrusted(root: Context, surface: Surface, ref: unknown, args: unknown, options: { signal?: AbortSignal; context?: InvokeOptions['context']; as?: 'call' | 'prompt' } = {}): Promise<unknown> {
   let admitted: Admitted;
   try {
-    admitted = await admit(root, surface, ref, args, options.as);
+    admitted = await admit(root, surface, ref, args, options.as, { ...(options.context?.nonlocals ? { nonlocals: options.context.nonlocals } : {}), ...(options.signal ? { signal: options.signal } : {}) });
   } catch (err) {
     const e = err as AgentAppsError;
     if (e?.code === 'E_UNTRUSTED_REF' || e?.code === 'E_ALLOWED_TOOLS') {

@@ -10,6 +10,7 @@ import { eventBusReady } from '../../events/runtime.ts';
 import type { JsonObject, LogEvent, Reporter } from '../../core/types.ts';
 import type { Runtime } from '../../runtime.ts';
 import type { InboundMessage } from './gateway.ts';
+import { withRemoteApprovals, type ApprovalBroker } from '../../policy/remote-approval.ts';
 
 export interface DispatchOptions {
   runtime: Runtime;
@@ -21,6 +22,8 @@ export interface DispatchOptions {
   signal: AbortSignal;
   /** Counts the messages under way, for the drain. */
   track<T>(run: Promise<T>): Promise<T>;
+  /** `approvals:` of the main: the run's approval gates go through `via` (docs/serve.md, "Remote approvals"). */
+  approvals?: { broker: ApprovalBroker; via: string };
 }
 
 export function makeDispatch(opts: DispatchOptions): (message: InboundMessage) => Promise<unknown> {
@@ -65,6 +68,7 @@ export function makeDispatch(opts: DispatchOptions): (message: InboundMessage) =
         }
         const gateway = { name, type, reply: message.reply ?? noReply };
         const nonlocals = { gateway, ...(message.request ? { request: message.request } : {}) };
+        if (opts.approvals) withRemoteApprovals(nonlocals, opts.approvals.broker.askerFor({ skill: message.skill, trigger: `${type} ${name}` }, opts.approvals.via));
         try {
           return await invokeUntrusted(root, surface(message), message.skill, message.args as JsonObject, { signal: run.signal, context: { nonlocals } });
         } catch (err) {

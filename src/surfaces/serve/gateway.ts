@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream';
 import type { JsonObject } from '../../core/types.ts';
 import type { Runtime } from '../../runtime.ts';
 import type { Claims } from '../../events/claims.ts';
+import type { ApprovalBroker } from '../../policy/remote-approval.ts';
 
 /** What the web gateway puts on `nonlocals.request` (the raw `res` for streaming). */
 export interface RequestInfo {
@@ -60,6 +61,12 @@ export interface GatewayContext {
    * this process's (src/events/claims.ts). Absent: the gateway keeps its own.
    */
   claims?: Claims;
+  /**
+   * Remote approvals (docs/serve.md), when the main configures `approvals:`: a gateway that can
+   * carry them (email, slack, web) registers its channel under its name (`register(name, …)`) and
+   * passes each verified answer to `answer()`. Absent when no `approvals:` is configured.
+   */
+  approvals?: ApprovalBroker;
 }
 
 /** A gateway's hooks on the shared HTTP listener, or a listener of its own. */

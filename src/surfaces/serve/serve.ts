@@ -24,6 +24,8 @@ import type { CliIO } from '../shared/io.ts';
 import type { Gateway, GatewayContext, GatewayFactory } from './gateway.ts';
 import { logsReporter, makeDispatch } from './dispatch.ts';
 import { readTokenFile } from '../shared/token-file.ts';
+import { ApprovalBroker } from '../../policy/remote-approval.ts';
+import { parseApprovals } from './approvals.ts';
 
 export interface ServeOptions {
   /** `[HOST:]PORT` of the shared HTTP listener; default 127.0.0.1:8808. */
@@ -52,7 +54,7 @@ const load = (type: string) => async (): Promise<{ default: GatewayFactory }> =>
   if (typeof factory !== 'function') throw new Error(`${type}${EXT} exports no gateway factory (default or ${type}Gateway)`);
   return { default: factory as GatewayFactory };
 };
-export const GATEWAYS: Record<string, () => Promise<{ default: GatewayFactory }>> = { web: load('web'), webhook: load('webhook'), websocket: load('websocket') };
+export const GATEWAYS: Record<string, () => Promise<{ default: GatewayFactory }>> = { web: load('web'), webhook: load('webhook'), websocket: load('websocket'), email: load('email'), slack: load('slack') };
 
 function positive(value: string | undefined, flag: string, fallback: number): number {
   if (value === undefined) return fallback;
@@ -70,7 +72,7 @@ function authorized(req: http.IncomingMessage, token: Buffer): boolean {
 }
 
 /** The `gateways:` of the workspace's root main, with the file it is in and what `${…}` takes there. */
-async function gatewaysConfig(runtime: Runtime): Promise<{ file?: string; entries: [string, unknown][]; vars?: InterpolationVars }> {
+async function gatewaysConfig(runtime: Runtime): Promise<{ file?: string; entries: [string, unknown][]; vars?: InterpolationVars; approvals?: unknown }> {
   const kernel = runtime.root.globals.internals.kernel;
   const workspace = runtime.root.locals.config.workspace;
   for (const dir of kernel.base.paths) {
@@ -80,13 +82,13 @@ async function gatewaysConfig(runtime: Runtime): Promise<{ file?: string; entrie
     const tool = await kernel.registry.load(main);
     const g = tool.metadata.gateways;
     if (g === undefined) {
-      if (dir === workspace || main.file?.startsWith(workspace)) return { file: main.file, entries: [] };
+      if (dir === workspace || main.file?.startsWith(workspace)) return { file: main.file, entries: [], ...(tool.metadata.approvals !== undefined ? { approvals: tool.metadata.approvals } : {}) };
       continue;
     }
     if (!isPlainObject(g)) throw new AgentAppsError('E_CONFIG', `${main.file}: gateways: expected { NAME: { type, … } }`);
     // `${env.NAME}`, `${dir}` … as the cascade would interpolate them for this file (docs/concepts.md).
     const vars = { dir: main.file ? path.dirname(main.file) : dir, root: dir, workspace, cwd: runtime.root.locals.config.cwd, name: tool.name };
-    return { file: main.file, entries: Object.entries(g), vars };
+    return { file: main.file, entries: Object.entries(g), vars, ...(tool.metadata.approvals !== undefined ? { approvals: tool.metadata.approvals } : {}) };
   }
   return { entries: [] };
 }
@@ -145,6 +147,7 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
   const gateways: { name: string; type: string; gateway: Gateway }[] = [];
   const server = http.createServer({ keepAliveTimeout: 5000 });
   let closeSchedules: (() => Promise<void>) | undefined;
+  let approvals: { broker: ApprovalBroker; via: string } | undefined;
   try {
     // Gateways: a malformed entry is one E_CONFIG line with its file and key; the rest still serve.
     let config: Awaited<ReturnType<typeof gatewaysConfig>> = { entries: [] };
@@ -156,6 +159,15 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
     // Claims (a webhook's delivery ids): on NATS shared with the other serves of the namespace.
     // NATS not reached is the serve's failure (E_EVENTS naming the URL), not one gateway's.
     const claims: Claims | undefined = config.entries.length ? await claimsFor(runtime.root) : undefined;
+    // Remote approvals: a run a gateway started asks its approvers through `approvals.via`.
+    if (config.approvals !== undefined) {
+      try {
+        const a = parseApprovals(config.approvals, config.file);
+        approvals = { broker: new ApprovalBroker({ approvers: a.approvers, timeoutMs: a.timeoutMs, log: (lvl, text) => logLine(lvl, `approvals: ${text}`) }), via: a.via };
+      } catch (err) {
+        note(`${paint.red('error')}: ${(err as { code?: string }).code ?? 'E_CONFIG'}: ${config.file ? `${config.file}: ` : ''}${(err as Error).message}`);
+      }
+    }
     for (const [name, given] of config.entries) {
       const place = { ...(config.file ? { file: config.file } : {}), key: `gateways.${name}` };
       const where = `${config.file ? `${config.file}: ` : ''}${place.key}`;
@@ -179,8 +191,9 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
           place,
           loopback,
           log: (lvl, text) => logLine(lvl, `${type} '${name}': ${text}`),
-          dispatch: makeDispatch({ runtime, name, type, maxMs, signal: stopAll.signal, track }),
+          dispatch: makeDispatch({ runtime, name, type, maxMs, signal: stopAll.signal, track, ...(approvals ? { approvals } : {}) }),
           ...(claims ? { claims } : {}),
+          ...(approvals ? { approvals: approvals.broker } : {}),
         };
         gateways.push({ name, type, gateway: await factory(ctx) });
       } catch (err) {
@@ -239,6 +252,9 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
     const port = (server.address() as { port: number }).port;
     const url = `http://${shownHost}:${port}`;
     note(`listening on ${url} (GET /healthz)${auth ? ' (bearer token required)' : ''}`);
+    if (approvals && !approvals.broker.has(approvals.via)) {
+      note(`${paint.red('error')}: E_CONFIG: ${config.file ? `${config.file}: ` : ''}approvals.via: '${approvals.via}' is not a running gateway that can carry approvals (an email, slack or web gateway): approval gates are refused`);
+    }
     for (const { name, type, gateway } of gateways) {
       const routes = (gateway as { describe?: () => string[] }).describe?.();
       note(`${type} gateway '${name}' on ${url}${routes?.length ? `: ${routes.join(', ')}` : ''}`);
@@ -270,6 +286,7 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
     // finishes. The listener is closed only after: Node's server.close() also ends connections
     // it counts as idle, among them one whose request is still being answered.
     await Promise.all(gateways.map((x) => x.gateway.close().catch(() => {})));
+    approvals?.broker.close();
     await closeSchedules?.().catch(() => {});
     if (running > 0) {
       await new Promise<void>((resolve) => {

@@ -15,6 +15,10 @@ export interface RunDenial {
   code: string;
   /** The agent whose code made the call (its display name). */
   agent: string;
+  /** A remote approval's deny (docs/serve.md): who answered, through what gateway, when. */
+  answeredBy?: string;
+  answeredVia?: string;
+  answeredAt?: string;
 }
 
 export interface RunUsage {
@@ -33,7 +37,8 @@ export class RunReport {
   /** Reads one progress event. */
   observe(e: ProgressEvent): void {
     if (e.type === 'denied') {
-      this.denials.push({ tool: String(e.tool ?? ''), reason: String(e.reason ?? ''), code: String(e.code ?? ''), agent: e.skill });
+      const answered = typeof e.answeredBy === 'string' ? { answeredBy: e.answeredBy, answeredVia: String(e.answeredVia ?? ''), answeredAt: String(e.answeredAt ?? '') } : {};
+      this.denials.push({ tool: String(e.tool ?? ''), reason: String(e.reason ?? ''), code: String(e.code ?? ''), agent: e.skill, ...answered });
     } else if (e.type === 'usage') {
       this.usage.inputTokens += count(e.inputTokens);
       this.usage.outputTokens += count(e.outputTokens);
