@@ -92,34 +92,42 @@ export class Chain {
     return runHooks(this.#frames, hooks, 0, inner, info, (hook) => this.#host.invokeHook(hook, info));
   }
 
-  async #dispatch(): Promise<unknown> {
+  // Not an async function: the chain steps once per entry of every invocation, and an async
+  // frame here was one more promise and tick per step (docs/serve.md, "Performance"). What
+  // throws is still a rejection, never a synchronous throw.
+  #dispatch(): Promise<unknown> {
     const host = this.#host;
-    for (;;) {
-      if (this.finished || host.isAborted()) return host.ctx.locals.result;
-      if (this.#pos >= this.#entries.length) {
-        this.finished = true;
-        // Leaf fallback: no executor ran the tool (built-in middleware, whose own pipelines are
-        // demoted by the SCC rule), so the kernel calls the tool's function directly.
-        if (!this.#fnRan && host.fn) {
-          const value = await this.runFunction();
-          if (value !== undefined) host.ctx.locals.result = value;
+    try {
+      for (;;) {
+        if (this.finished || host.isAborted()) return Promise.resolve(host.ctx.locals.result);
+        if (this.#pos >= this.#entries.length) {
+          this.finished = true;
+          // Leaf fallback: no executor ran the tool (built-in middleware, whose own pipelines are
+          // demoted by the SCC rule), so the kernel calls the tool's function directly.
+          if (!this.#fnRan && host.fn) {
+            return this.runFunction().then((value) => {
+              if (value !== undefined) host.ctx.locals.result = value;
+              return host.ctx.locals.result;
+            });
+          }
+          return Promise.resolve(host.ctx.locals.result);
         }
-        return host.ctx.locals.result;
-      }
-      const entry = this.#entries[this.#pos++]!;
-      if (!entry.fn) {
-        if (host.inAncestry(entry.name)) {
-          // Runtime cycle skip (docs/concepts.md): the entry's tool already serves this pipeline.
-          host.log({ type: 'cycle-skip', tag: 'pipeline', level: 'warn', text: `skipped '${entry.name}': it already appears in this pipeline's ancestry`, entry: entry.name });
-          continue;
+        const entry = this.#entries[this.#pos++]!;
+        if (!entry.fn) {
+          if (host.inAncestry(entry.name)) {
+            // Runtime cycle skip (docs/concepts.md): the entry's tool already serves this pipeline.
+            host.log({ type: 'cycle-skip', tag: 'pipeline', level: 'warn', text: `skipped '${entry.name}': it already appears in this pipeline's ancestry`, entry: entry.name });
+            continue;
+          }
+          if (entry.dynamic && !host.has(entry.name)) continue;
         }
-        if (entry.dynamic && !host.has(entry.name)) continue;
+        if (this.nextHooks && !host.hooksSilenced()) {
+          return this.wrap(this.nextHooks, () => this.#runEntry(entry), { trigger: '$next', entry: entry.name, args: entry.args }).then(() => host.ctx.locals.result);
+        }
+        return this.#runEntry(entry);
       }
-      if (this.nextHooks && !host.hooksSilenced()) {
-        await this.wrap(this.nextHooks, () => this.#runEntry(entry), { trigger: '$next', entry: entry.name, args: entry.args });
-        return host.ctx.locals.result;
-      }
-      return this.#runEntry(entry);
+    } catch (err) {
+      return Promise.reject(err);
     }
   }
 
