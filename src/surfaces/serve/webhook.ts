@@ -43,16 +43,17 @@
 // bucket every serve of the namespace shares for a day — a retry that reaches another serve
 // process is acknowledged there, not run twice.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AgentAppsError, ConfigurationError } from '../../core/errors.ts';
+import type { AgentAppsError } from '../../core/errors.ts';
 import type { JsonObject } from '../../core/types.ts';
 import type { Gateway, GatewayContext, GatewayFactory } from './gateway.ts';
 import { verifyGithub, verifyHmacSha256, verifySlack } from './verify.ts';
 import { claimKey, MemoryClaims } from '../../events/claims.ts';
+import { header, readPosted, send, sendError } from './http-io.ts';
+import { entryOf } from './entry.ts';
 
 export { DeliveryMemory } from '../../events/claims.ts';
 
-/** The largest body a webhook may send (GitHub caps its payloads at 25 MB, but a skill's args are not the place for that). */
-export const MAX_BODY = 1024 * 1024;
+export { MAX_BODY } from './http-io.ts';
 
 const SCHEMES = ['github', 'slack', 'hmac-sha256', 'none'] as const;
 type Scheme = (typeof SCHEMES)[number];
@@ -61,25 +62,6 @@ type Scheme = (typeof SCHEMES)[number];
 const BASE_HEADERS = ['content-type', 'user-agent', 'x-github-event', 'x-github-delivery', 'x-github-hook-id', 'x-slack-request-timestamp', 'x-slack-retry-num', 'x-slack-retry-reason'];
 /** Never handed on, whatever the entry's `headers` says. */
 const SECRET_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization', 'x-hub-signature', 'x-hub-signature-256', 'x-slack-signature']);
-
-function header(req: IncomingMessage, name: string): string | undefined {
-  const v = req.headers[name.toLowerCase()];
-  return Array.isArray(v) ? v[0] : v;
-}
-
-function send(res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  const text = JSON.stringify(body === undefined ? null : body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)), ...extra });
-  res.end(text);
-}
-
-function sendError(res: ServerResponse, status: number, code: string, message: string, extra: Record<string, string> = {}): void {
-  send(res, status, { error: { code, message } }, extra);
-}
 
 /** The HTTP status for a run's failure: refusals are the sender's (4xx), the rest the server's. */
 export function statusFor(code: string | undefined): number {
@@ -98,29 +80,6 @@ export function statusFor(code: string | undefined): number {
   }
 }
 
-/** Reads the body up to `max` bytes; undefined when it is larger (the rest is not read). */
-function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    req.on('data', (chunk: Buffer) => {
-      if (over) return;
-      size += chunk.length;
-      if (size > max) {
-        over = true;
-        resolve(undefined);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (!over) resolve(Buffer.concat(chunks));
-    });
-    req.on('error', reject);
-  });
-}
-
 /** The body as the skill's payload: JSON, a form's fields (GitHub's form `payload=` as its JSON), empty as null. */
 function parsePayload(raw: Buffer, contentType: string | undefined): unknown {
   const text = raw.toString('utf8');
@@ -135,36 +94,23 @@ function parsePayload(raw: Buffer, contentType: string | undefined): unknown {
   return JSON.parse(text);
 }
 
-function str(config: JsonObject, key: string): string | undefined {
-  const v = config[key];
-  return typeof v === 'string' && v !== '' ? v : undefined;
-}
-
 export const webhookGateway: GatewayFactory = (ctx: GatewayContext): Gateway => {
   const { config, name } = ctx;
-  const at = (key: string) => ({ ...(ctx.place.file ? { file: ctx.place.file } : {}), key: `${ctx.place.key}.${key}` });
-  const fail = (key: string, message: string) => new ConfigurationError(`${ctx.place.key}.${key}: ${message}`, { place: at(key) });
+  const { str, fail, secret: secretOf } = entryOf(ctx);
 
-  const skill = str(config, 'skill');
+  const skill = str('skill');
   if (!skill) throw fail('skill', 'a webhook runs one skill: name it');
   const scheme = config.verify as Scheme;
   if (!SCHEMES.includes(scheme)) throw fail('verify', `verify must be one of ${SCHEMES.join(', ')} (got ${JSON.stringify(config.verify ?? null)})`);
   // An unsigned hook anyone who can reach the port may call: only where no one else can reach it.
   if (scheme === 'none' && !ctx.loopback) throw fail('verify', 'verify: none is allowed only on a loopback listener (docs/security.md): sign the hook, or serve on 127.0.0.1');
 
-  let secret = '';
-  if (scheme !== 'none') {
-    const env = str(config, 'secretEnv');
-    if (!env) throw fail('secretEnv', `verify: ${scheme} needs secretEnv, the environment variable that holds the secret`);
-    const value = process.env[env];
-    if (value === undefined || value === '') throw fail('secretEnv', `the environment variable ${env} is not set: it holds the webhook's secret`);
-    secret = value;
-  }
-  const signatureHeader = str(config, 'header');
+  const secret = scheme === 'none' ? '' : secretOf('secretEnv', `the webhook's secret (verify: ${scheme})`);
+  const signatureHeader = str('header');
   if (scheme === 'hmac-sha256' && !signatureHeader) throw fail('header', 'verify: hmac-sha256 needs header, the request header carrying the signature');
 
-  const deliveryHeader = str(config, 'deliveryHeader') ?? (scheme === 'github' ? 'x-github-delivery' : undefined);
-  const eventHeader = str(config, 'eventHeader') ?? 'x-github-event';
+  const deliveryHeader = str('deliveryHeader') ?? (scheme === 'github' ? 'x-github-delivery' : undefined);
+  const eventHeader = str('eventHeader') ?? 'x-github-event';
   const extra = Array.isArray(config.headers) ? config.headers.filter((h): h is string => typeof h === 'string').map((h) => h.toLowerCase()) : [];
   const selected = [...new Set([...BASE_HEADERS, eventHeader.toLowerCase(), ...(deliveryHeader ? [deliveryHeader.toLowerCase()] : []), ...extra])].filter((h) => !SECRET_HEADERS.has(h) && h !== signatureHeader?.toLowerCase());
 
@@ -188,19 +134,8 @@ export const webhookGateway: GatewayFactory = (ctx: GatewayContext): Gateway => 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== 'POST') return sendError(res, 405, 'E_BAD_REQUEST', `${route} takes POST`, { allow: 'POST' });
     if (closed) return sendError(res, 503, 'E_ABORTED', 'the server is shutting down', { 'retry-after': '5' });
-    const declared = Number(header(req, 'content-length'));
-    const tooLarge = () => sendError(res, 413, 'E_BAD_REQUEST', `the body is over ${MAX_BODY} bytes`, { connection: 'close' });
-    if (Number.isFinite(declared) && declared > MAX_BODY) {
-      tooLarge();
-      req.resume();
-      return;
-    }
-    const raw = await readBody(req, MAX_BODY);
-    if (raw === undefined) {
-      tooLarge();
-      req.resume();
-      return;
-    }
+    const raw = await readPosted(req, res);
+    if (raw === undefined) return;
     // Nothing of the body is looked at before this line.
     if (!verified(req, raw)) {
       ctx.log('warn', `${name}: refused a webhook delivery with a bad or missing signature (verify: ${scheme})`);
