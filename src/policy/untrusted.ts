@@ -37,9 +37,18 @@ export interface CallerPolicy extends VisibleOptions {
 /** How a caller is named in refusals: the surface's name, else agent code. */
 const who = (policy: VisibleOptions) => policy.surface ?? 'agent code';
 
+/** Whether a loaded tool is the library's, per tool and library: its file never changes (a reload is a new LoadedTool). */
+const builtins = new WeakMap<LoadedTool, { library: string; builtin: boolean }>();
+
 /** A tool of the library's own `skills/` folder (file-read, shell, event-*, skill-describe …). */
 export function isBuiltin(kernel: Kernel, tool: LoadedTool): boolean {
-  return tool.file !== undefined && isInside(tool.file, kernel.registry.library);
+  if (tool.file === undefined) return false;
+  const library = kernel.registry.library;
+  const hit = builtins.get(tool);
+  if (hit !== undefined && hit.library === library) return hit.builtin;
+  const builtin = isInside(tool.file, library);
+  builtins.set(tool, { library, builtin });
+  return builtin;
 }
 
 /** Skills that need a person at a terminal (`repl`, `tutor`, `interactive: true`): never for a surface. */
@@ -296,7 +305,8 @@ export async function admit(root: Context, surface: Surface, ref: unknown, rawAr
   dataOnly(args, policy);
   const kernel = root.globals.internals.kernel;
   const { paths, cwd } = root.locals.config;
-  const tool = await kernel.resolve(ref, paths, cwd);
+  // The tool the registry holds already, else the look-up (the same tool either way: Registry.findLoaded).
+  const tool = kernel.registry.findLoaded(ref, paths) ?? (await kernel.resolve(ref, paths, cwd));
   if (isTerminalOnly(tool)) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${tool.name}' needs a person at a terminal: ${surface.name} may not run it`);
   const env = { cwd, params: tool.decl.params };
   // A person picks a prompt: a SKILL.md hidden from models only (disable-model-invocation) is theirs to pick.

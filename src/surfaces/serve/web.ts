@@ -113,7 +113,8 @@ export default function webGateway(ctx: GatewayContext): Gateway {
 
   async function answer(req: IncomingMessage, res: ServerResponse, url: URL, route: Route, params: Record<string, string>): Promise<void> {
     const query: Record<string, string | string[]> = {};
-    for (const key of new Set(url.searchParams.keys())) {
+    // No query string, no URLSearchParams to make (url.searchParams is built on first read).
+    if (url.search) for (const key of new Set(url.searchParams.keys())) {
       const all = url.searchParams.getAll(key);
       query[key] = all.length === 1 ? all[0]! : all;
     }
