@@ -20,6 +20,7 @@ import { RunReport } from '../shared/run-report.ts';
 import { StreamJson } from '../shared/stream-json.ts';
 import type { CliIO } from '../shared/io.ts';
 import { LineAsker } from '../../core/line-asker.ts';
+import { DEFAULT_SERVE_URL, serveApprovalsAsker } from '../shared/serve-approvals.ts';
 import type { Asker } from '../../core/ask.ts';
 
 export function registerRun(program: Command, io: CliIO): void {
@@ -178,8 +179,10 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
   const report = new RunReport();
   // With stderr a terminal: the live agent view, and when interactive the gates and breakpoints (src/surfaces/tui).
   const terminal = cliTerminal(io, { interactive, json: format !== 'text', color: g.color !== false, paint });
-  const lines = !extras.asker && !terminal?.asker && interactive ? new LineAsker({ input: io.stdin, output: io.stderr }) : undefined;
-  const asker = extras.asker ?? terminal?.asker ?? lines;
+  // --approvals-via NAME: the gates go to the workspace's serve, whichever terminal there is.
+  const remote = g.approvalsVia ? serveApprovalsAsker({ via: g.approvalsVia, url: process.env.AGENT_APPS_SERVE_URL || DEFAULT_SERVE_URL, ...(process.env.AGENT_APPS_SERVE_TOKEN ? { token: process.env.AGENT_APPS_SERVE_TOKEN } : {}), run: { skill } }) : undefined;
+  const lines = !extras.asker && !remote && !terminal?.asker && interactive ? new LineAsker({ input: io.stdin, output: io.stderr }) : undefined;
+  const asker = extras.asker ?? remote ?? terminal?.asker ?? lines;
   const reporters = [withoutCliEvents(consoleReporter(io.stderr, paint)), ...(stream ? [stream.reporter()] : [])];
   const runtime = prepared?.runtime ?? (await createRuntime({ ...rtOpts, interactive, signal: controller.signal, reporters, ...(asker ? { asker } : {}) }));
   const root = runtime.root;

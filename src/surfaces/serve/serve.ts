@@ -25,7 +25,7 @@ import type { Gateway, GatewayContext, GatewayFactory } from './gateway.ts';
 import { logsReporter, makeDispatch } from './dispatch.ts';
 import { readTokenFile } from '../shared/token-file.ts';
 import { ApprovalBroker } from '../../policy/remote-approval.ts';
-import { parseApprovals } from './approvals.ts';
+import { approvalRequests, parseApprovals } from './approvals.ts';
 
 export interface ServeOptions {
   /** `[HOST:]PORT` of the shared HTTP listener; default 127.0.0.1:8808. */
@@ -222,6 +222,7 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
       // The drain waits for the answer to be written, not only for the skill to return.
       void track(new Promise((resolve) => res.once('close', resolve)));
       void (async () => {
+        if (approvalRequests(approvals?.broker, approvals?.via, req, res, url)) return;
         for (const { gateway } of gateways) if (gateway.http && (await gateway.http(req, res, url))) return;
         res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'E_NOT_FOUND', message: `no route for ${req.method} ${url.pathname}` }));
       })().catch((err: unknown) => {

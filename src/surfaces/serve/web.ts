@@ -9,6 +9,7 @@ import { isPlainObject } from '../../core/path.ts';
 import type { JsonObject, LogEvent } from '../../core/types.ts';
 import type { Gateway, GatewayContext, RequestInfo } from './gateway.ts';
 import { withLogs } from './dispatch.ts';
+import { webApprovals } from './web-approvals.ts';
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
 const MAX_BODY = 4 * 1024 * 1024;
@@ -109,6 +110,9 @@ const errorBody = (err: unknown) => ({ code: (err as { code?: string })?.code ??
 
 export default function webGateway(ctx: GatewayContext): Gateway {
   const routes = routesOf(ctx);
+  // Remote approvals through this gateway: a page per gate behind a single-use link (web-approvals.ts).
+  const approvals = ctx.approvals ? webApprovals(ctx.approvals, ctx.name, (level, text) => ctx.log(level, text)) : undefined;
+  if (approvals) ctx.approvals!.register(ctx.name, approvals.channel);
   let closed = false;
 
   async function answer(req: IncomingMessage, res: ServerResponse, url: URL, route: Route, params: Record<string, string>): Promise<void> {
@@ -174,6 +178,7 @@ export default function webGateway(ctx: GatewayContext): Gateway {
   return {
     http(req, res, url) {
       if (closed) return false;
+      if (approvals?.http(req, res, url)) return true;
       const method = (req.method ?? 'GET').toUpperCase();
       let pathMatched = false;
       for (const route of routes) {

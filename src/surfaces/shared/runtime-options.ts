@@ -26,13 +26,15 @@ export interface GlobalOptions {
   failOnDenial?: boolean;
   /** The workspace's own process-starting configuration may run without a recorded trust (docs/security.md). */
   trustWorkspace?: boolean;
+  /** `--approvals-via NAME`: approval gates go to the workspace's `serve`, through its gateway NAME (docs/serve.md). */
+  approvalsVia?: string;
 }
 
 export const OUTPUT_FORMATS = ['text', 'json', 'stream-json'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error'];
-const KEYS = ['cwd', 'path', 'set', 'debug', 'profile', 'logLevel', 'json', 'color', 'shutdownGrace', 'approve', 'outputFormat', 'failOnDenial', 'trustWorkspace'] as const;
+const KEYS = ['cwd', 'path', 'set', 'debug', 'profile', 'logLevel', 'json', 'color', 'shutdownGrace', 'approve', 'outputFormat', 'failOnDenial', 'trustWorkspace', 'approvalsVia'] as const;
 
 /**
  * Adds the global options to `cmd`. The program shows them; subcommands get hidden copies, so
@@ -53,6 +55,7 @@ export function addGlobalOptions(cmd: Command, hidden = false): Command {
     new Option('--no-color', 'disable colour (NO_COLOR and a non-TTY output disable it too)'),
     new Option('--shutdown-grace <ms>', 'on SIGINT/SIGTERM, how long shutdown handlers may run before the root is aborted (default: 3000)'),
     new Option('--approve <patterns>', "pre-approve agent calls that need a person's approval (ask-tools, trust: ask): 'all', or allowed-tools patterns such as 'shell(command=echo *)' (repeatable)").argParser(collect),
+    new Option('--approvals-via <gateway>', "send approval gates to the workspace's agent-apps serve, which asks its approvers through that gateway (slack, email, web); AGENT_APPS_SERVE_URL / AGENT_APPS_SERVE_TOKEN say where serve is"),
     new Option('--trust-workspace', "let this run start what the workspace configures (its .mcp.json servers, SKILL.md !`…` spans) without a recorded trust (see 'agent-apps trust')"),
   ];
   for (const o of options) cmd.addOption(hidden ? o.hideHelp() : o);

@@ -30,6 +30,8 @@ const LATE_OPTIONS: Record<string, { key: keyof GlobalOptions | 'argsJson' | 'he
   approve: { key: 'approve', kind: 'list' },
   'output-format': { key: 'outputFormat', kind: 'value', ours: true },
   'fail-on-denial': { key: 'failOnDenial', kind: 'flag', ours: true },
+  'approvals-via': { key: 'approvalsVia', kind: 'value', ours: true },
+  'trust-workspace': { key: 'trustWorkspace', kind: 'flag' },
   record: { key: 'record', kind: 'value', ours: true },
   'args-json': { key: 'argsJson', kind: 'value', ours: true },
   help: { key: 'help', kind: 'flag', ours: true },
