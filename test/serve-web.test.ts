@@ -157,6 +157,17 @@ describe('serve: signals and start-up errors', () => {
     assert.equal((await proc.exited).code, 0, proc.stderr());
   });
 
+  test('a drain that runs out (--drain-ms) aborts what still runs: its run.signal fires with E_ABORTED, exit 0', async (t) => {
+    const { ws } = fixture(t);
+    const proc = await startServe(t, ws, ['--drain-ms', '50']);
+    const answer = fetch(`${proc.url}/hang`).catch((err: unknown) => err);
+    await until(() => fs.existsSync(path.join(ws, 'hang-started')), 20_000, 'the hang skill to start');
+    proc.child.kill('SIGTERM');
+    assert.equal((await proc.exited).code, 0, proc.stderr());
+    await answer;
+    assert.equal(fs.readFileSync(path.join(ws, 'hang-aborted'), 'utf8'), 'E_ABORTED');
+  });
+
   test('--max-ms: a request past it is aborted and answers 504 E_TIMEOUT; the server goes on', async (t) => {
     const { ws } = fixture(t);
     const proc = await startServe(t, ws, ['--max-ms', '100']);

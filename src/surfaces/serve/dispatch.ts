@@ -38,6 +38,12 @@ export function makeDispatch(opts: DispatchOptions): (message: InboundMessage) =
     return s;
   };
   const noReply = () => {};
+  // The serve process's stop signal aborts every run under way: one listener for all of them,
+  // rather than one added and removed per message.
+  const underWay = new Set<AbortController>();
+  opts.signal.addEventListener('abort', () => {
+    for (const run of underWay) run.abort(opts.signal.reason);
+  }, { once: true });
   return (message) =>
     opts.track(
       (async () => {
@@ -52,20 +58,18 @@ export function makeDispatch(opts: DispatchOptions): (message: InboundMessage) =
         // every source on each `aborted` read, and the kernel reads it at every chain step
         // (docs/serve.md, "Performance").
         const run = new AbortController();
-        const sources = message.signal ? [opts.signal, message.signal] : [opts.signal];
+        const sender = message.signal;
         let timedOut = false;
         const timer = setTimeout(() => {
           timedOut = true;
           run.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
         }, maxMs);
         timer.unref();
-        const follow = () => {
-          for (const s of sources) if (s.aborted) return run.abort(s.reason);
-        };
-        for (const s of sources) {
-          if (s.aborted) run.abort(s.reason);
-          else s.addEventListener('abort', follow, { once: true });
-        }
+        const follow = () => run.abort(sender!.reason);
+        if (opts.signal.aborted) run.abort(opts.signal.reason);
+        else if (sender?.aborted) run.abort(sender.reason);
+        underWay.add(run);
+        sender?.addEventListener('abort', follow, { once: true });
         const gateway = { name, type, reply: message.reply ?? noReply };
         const nonlocals = { gateway, ...(message.request ? { request: message.request } : {}) };
         if (opts.approvals) withRemoteApprovals(nonlocals, opts.approvals.broker.askerFor({ skill: message.skill, trigger: `${type} ${name}` }, opts.approvals.via));
@@ -76,7 +80,8 @@ export function makeDispatch(opts: DispatchOptions): (message: InboundMessage) =
           throw err;
         } finally {
           clearTimeout(timer);
-          for (const s of sources) s.removeEventListener('abort', follow);
+          underWay.delete(run);
+          sender?.removeEventListener('abort', follow);
         }
       })(),
     );
