@@ -54,6 +54,26 @@ export class AskDesk {
   }
 }
 
+/**
+ * A run's own asker (docs/agents.md, "Asking a person"): a request from outside that can answer
+ * questions itself — an MCP client with elicitation, a gateway with `approvals:` (docs/serve.md) —
+ * puts one on the run's nonlocals; `ctx.manager.ask` and the approval gates of that run use it
+ * before the runtime's. It rides under a symbol key, which data from outside can never carry.
+ */
+const RUN_ASKER = Symbol('agent-apps.run-asker');
+
+/** Puts `asker` on a run's nonlocals (before the run starts); returns them. */
+export function withRunAsker<T extends object>(nonlocals: T, asker: Asker): T {
+  (nonlocals as Record<symbol, unknown>)[RUN_ASKER] = new AskDesk(asker);
+  return nonlocals;
+}
+
+/** The run's own asker, when the request that started it brought one. */
+export function runDesk(nonlocals: object): AskDesk | undefined {
+  const desk = (nonlocals as Record<symbol, unknown>)[RUN_ASKER];
+  return desk instanceof AskDesk ? desk : undefined;
+}
+
 /** Gives a runtime its asker (or takes it away with undefined). */
 export function setAsker(globals: Globals, asker: Asker | undefined): void {
   globals.internals.asker = asker ? new AskDesk(asker) : undefined;

@@ -11,7 +11,7 @@ import type { ChainEntry, HookRef } from './plan.ts';
 import { sealShared, type ContextImpl } from './context.ts';
 import type { Logger } from './log.ts';
 import type { Registry } from '../loader/registry.ts';
-import { askDesk, normalizeChoices, notInteractive } from './asking.ts';
+import { askDesk, normalizeChoices, notInteractive, runDesk } from './asking.ts';
 import type { AskOptions } from '../core/ask.ts';
 import type { ChainEntryInput, ConfigureOptions, Context, ContextManager, InvokeOptions, LoadedTool, LogInput, LogLevel, LogSettings, TailOptions, ToolDef, LogEvent } from '../core/types.ts';
 
@@ -215,7 +215,7 @@ export class Manager implements ContextManager, ChainHost {
     if (typeof question !== 'string' || !question.trim()) throw new AgentAppsError('E_VALIDATION', 'ask needs a question (a non-empty string)');
     const choices = normalizeChoices(options?.choices);
     const tool = this.ctx.run?.tool?.name ?? this.tool.name;
-    const desk = askDesk(this.ctx.globals);
+    const desk = runDesk(this.ctx.nonlocals) ?? askDesk(this.ctx.globals);
     if (!desk) throw notInteractive(`'${tool}' asked ${JSON.stringify(question.length > 80 ? question.slice(0, 80) + '…' : question)}`);
     const answer = await desk.ask({ kind: 'question', text: question, ...(choices.length ? { choices } : {}), tool }, this.signal);
     return answer.value;

@@ -15,8 +15,7 @@
 // the agent's trace; every refused call of agent code is a denial on `locals.agent.denials` and a
 // `denied` trace entry (which the CLI's stream-json and --fail-on-denial read, docs/ci.md).
 import { AbortError, AgentAppsError, ConfigurationError } from '../core/errors.ts';
-import { askDesk, type AskDesk } from '../kernel/asking.ts';
-import { remoteDesk } from './remote-approval.ts';
+import { askDesk, runDesk, type AskDesk } from '../kernel/asking.ts';
 import { APPROVAL_CHOICES, type Answer, type ApprovalQuestion } from '../core/ask.ts';
 import { parseAllowedTools } from '../kernel/allowed-tools.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
@@ -183,7 +182,7 @@ export async function passGate(r: GateRequest): Promise<void> {
   if (r.state.allowedForRun(key)) return decide(r, 'allow-run', { by: 'earlier', text: `allowed for this run (${why})` });
   // A run whose approvals go through a gateway (docs/serve.md, "Remote approvals") asks there;
   // otherwise the runtime's person (the terminal), if it has one.
-  const desk = r.desk ?? remoteDesk(r.served.nonlocals) ?? askDesk(r.served.globals);
+  const desk = r.desk ?? runDesk(r.served.nonlocals) ?? askDesk(r.served.globals);
   const refuse = (reason: string): never => {
     decide(r, 'refused', { by: 'no-person', reason, text: `refused: ${reason}` });
     throw denied(r, new AgentAppsError('E_ALLOWED_TOOLS', `'${r.display}' may not invoke '${r.tool}' without a person's approval (${why}): it needs approval; run in a terminal or pass --approve`));

@@ -20,7 +20,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AbortError, AgentAppsError } from '../core/errors.ts';
 import type { Answer, ApprovalQuestion, Asker, Question } from '../core/ask.ts';
-import { AskDesk } from '../kernel/asking.ts';
+import { withRunAsker } from '../kernel/asking.ts';
 import type { Nonlocals } from '../core/types.ts';
 
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 600_000;
@@ -230,17 +230,5 @@ function safe(s: unknown): string {
   return String(s).replace(/[^\x20-\x7e]/g, '?').slice(0, 80);
 }
 
-/** Where a run's remote asker rides: a symbol key, which data from outside can never carry. */
-const REMOTE = Symbol('agent-apps.remote-approvals');
-
-/** Puts a remote asker on a run's nonlocals (the dispatch of a gateway message, `--approvals-via`). */
-export function withRemoteApprovals(nonlocals: Nonlocals, asker: Asker): Nonlocals {
-  (nonlocals as Record<symbol, unknown>)[REMOTE] = new AskDesk(asker);
-  return nonlocals;
-}
-
-/** The remote asker of the run `nonlocals` belong to, when it has one. */
-export function remoteDesk(nonlocals: Nonlocals): AskDesk | undefined {
-  const desk = (nonlocals as Record<symbol, unknown>)[REMOTE];
-  return desk instanceof AskDesk ? desk : undefined;
-}
+/** Puts a remote asker on a run's nonlocals (the dispatch of a gateway message). */
+export const withRemoteApprovals = (nonlocals: Nonlocals, asker: Asker): Nonlocals => withRunAsker(nonlocals, asker);

@@ -23,10 +23,9 @@ import { isPathRef } from '../loader/names.ts';
 import { isInside, parseAllowedTools, realPath } from '../kernel/allowed-tools.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import type { Context, InvokeOptions, JsonObject, LoadedTool, Nonlocals, ToolDef } from '../core/types.ts';
-import type { AskDesk } from '../kernel/asking.ts';
+import { runDesk, type AskDesk } from '../kernel/asking.ts';
 import { isCallable, type Callable, type VisibleOptions } from './callable.ts';
 import { ApprovalState, passGate, refuseByTrust, trustOf } from './approval.ts';
-import { remoteDesk } from './remote-approval.ts';
 
 /** What an untrusted caller may do: who may be called (callable.ts) and where path args may reach. */
 export interface CallerPolicy extends VisibleOptions {
@@ -314,7 +313,7 @@ export async function admit(root: Context, surface: Surface, ref: unknown, rawAr
   const check = isCallable(tool.name, hidden, policy, args, env, isBuiltin(kernel, tool));
   if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `${surface.name} may not invoke '${ref}': ${check.why}`);
   // A request whose run asks through a gateway (remote-approval.ts) waits on its gates there.
-  const gates = surfaceGates(root, surface, request.nonlocals ? remoteDesk(request.nonlocals) : undefined, request.signal);
+  const gates = surfaceGates(root, surface, request.nonlocals ? runDesk(request.nonlocals) : undefined, request.signal);
   await checkArgs(kernel, paths, cwd, tool.name, tool.decl.params, args, policy, surface.name, 0, gates);
   await gates.pass(tool, args, check);
   return { tool, args, policy };
