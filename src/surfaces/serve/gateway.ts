@@ -67,6 +67,11 @@ export interface GatewayContext {
    * passes each verified answer to `answer()`. Absent when no `approvals:` is configured.
    */
   approvals?: ApprovalBroker;
+  /**
+   * `approvals.via`: the gateway the main's approvals go through. The one it names must be able to
+   * carry them (email: an outbound relay) and says so as an E_CONFIG naming its own key.
+   */
+  approvalsVia?: string;
 }
 
 /** A gateway's hooks on the shared HTTP listener, or a listener of its own. */

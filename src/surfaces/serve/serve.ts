@@ -193,7 +193,7 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
           log: (lvl, text) => logLine(lvl, `${type} '${name}': ${text}`),
           dispatch: makeDispatch({ runtime, name, type, maxMs, signal: stopAll.signal, track, ...(approvals ? { approvals } : {}) }),
           ...(claims ? { claims } : {}),
-          ...(approvals ? { approvals: approvals.broker } : {}),
+          ...(approvals ? { approvals: approvals.broker, approvalsVia: approvals.via } : {}),
         };
         gateways.push({ name, type, gateway: await factory(ctx) });
       } catch (err) {
@@ -253,13 +253,31 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
     const port = (server.address() as { port: number }).port;
     const url = `http://${shownHost}:${port}`;
     note(`listening on ${url} (GET /healthz)${auth ? ' (bearer token required)' : ''}`);
+    for (const entry of [...gateways]) {
+      const { name, type, gateway } = entry;
+      // A listener of its own that cannot start (email's port in use) is that gateway's E_CONFIG
+      // line; the others still serve.
+      let lines: string[];
+      try {
+        lines = (await gateway.start?.()) ?? [];
+      } catch (err) {
+        const where = `${config.file ? `${config.file}: ` : ''}gateways.${name}`;
+        const message = (err as Error).message;
+        note(`${paint.red('error')}: ${(err as { code?: string }).code ?? 'E_CONFIG'}: ${message.includes(`gateways.${name}`) ? message : `${where}: ${message}`}`);
+        gateways.splice(gateways.indexOf(entry), 1);
+        await gateway.close().catch(() => {});
+        continue;
+      }
+      // Only a gateway on the shared listener is "on" its URL; email has its own.
+      if (gateway.http || gateway.upgrade) {
+        const routes = (gateway as { describe?: () => string[] }).describe?.();
+        note(`${type} gateway '${name}' on ${url}${routes?.length ? `: ${routes.join(', ')}` : ''}`);
+      }
+      for (const line of lines) note(`${type} gateway '${name}': ${line}`);
+    }
+    // After the starts: a gateway registers its approval channel once it runs (email once it listens).
     if (approvals && !approvals.broker.has(approvals.via)) {
       note(`${paint.red('error')}: E_CONFIG: ${config.file ? `${config.file}: ` : ''}approvals.via: '${approvals.via}' is not a running gateway that can carry approvals (an email, slack or web gateway): approval gates are refused`);
-    }
-    for (const { name, type, gateway } of gateways) {
-      const routes = (gateway as { describe?: () => string[] }).describe?.();
-      note(`${type} gateway '${name}' on ${url}${routes?.length ? `: ${routes.join(', ')}` : ''}`);
-      for (const line of (await gateway.start?.()) ?? []) note(`${type} gateway '${name}': ${line}`);
     }
 
     // Event routes of the root mains (docs/events.md), and the schedules if this build has them.
