@@ -199,7 +199,7 @@ describe('email gateway', () => {
     await relay.next(() => true, 'the reply to dev@example.org');
     assert.equal(box.messages.length, 1);
     assert.equal(box.messages[0]!.data.from, 'dev@example.org');
-    assert.ok(box.logged.some((l) => /^warn: inbox: refused mail from eve@evil\.example: not in gateways\.inbox\.allowFrom/.test(l)), box.logged.join('\n'));
+    assert.ok(box.logged.some((l) => /^warn: refused mail from eve@evil\.example: not in gateways\.inbox\.allowFrom/.test(l)), box.logged.join('\n'));
     assert.ok(box.logged.some((l) => /refused a mail from its From eve@evil\.example: not in gateways\.inbox\.allowFrom/.test(l)), box.logged.join('\n'));
   });
 

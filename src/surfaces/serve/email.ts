@@ -261,7 +261,7 @@ export const emailGateway: GatewayFactory = async (ctx: GatewayContext): Promise
   /** Sends one mail through the relay; a failure is logged, never thrown at the skill. */
   async function mail(message: Parameters<Transporter['sendMail']>[0], what: string): Promise<void> {
     if (!transport) {
-      if (!missingRelay) ctx.log('warn', `${name}: no smtp.url: ${what} is not sent (replies need a relay)`);
+      if (!missingRelay) ctx.log('warn', `no smtp.url: ${what} is not sent (replies need a relay)`);
       missingRelay = true;
       return;
     }
@@ -281,7 +281,7 @@ export const emailGateway: GatewayFactory = async (ctx: GatewayContext): Promise
     const autoSubmitted = String(parsed.headers.get('auto-submitted') ?? 'no').trim().toLowerCase();
     const automatic = autoSubmitted !== 'no' && autoSubmitted !== '';
     if (headerFrom.length !== 1) {
-      ctx.log('warn', `${name}: refused a mail from ${printable(envelopeFrom)}: its From header names ${headerFrom.length} addresses, not one`);
+      ctx.log('warn', `refused a mail from ${printable(envelopeFrom)}: its From header names ${headerFrom.length} addresses, not one`);
       return smtpError(550, '5.7.1 the From header must name one address');
     }
     const author = headerFrom[0]!;
@@ -289,24 +289,24 @@ export const emailGateway: GatewayFactory = async (ctx: GatewayContext): Promise
     if (ref !== undefined) {
       // An answer to an approval (or something that looks like one): never a message for the skill.
       if (author !== envelopeFrom) {
-        ctx.log('warn', `${name}: refused an approval answer: its From (${printable(author)}) is not its envelope sender (${printable(envelopeFrom)})`);
+        ctx.log('warn', `refused an approval answer: its From (${printable(author)}) is not its envelope sender (${printable(envelopeFrom)})`);
         return smtpError(550, '5.7.1 an approval answer comes from the approver: From and MAIL FROM must be the same address');
       }
       if (automatic) {
-        ctx.log('warn', `${name}: ignored an automatic mail (Auto-Submitted: ${printable(autoSubmitted)}) from ${printable(author)} that names an approval: an answer is a person's`);
+        ctx.log('warn', `ignored an automatic mail (Auto-Submitted: ${printable(autoSubmitted)}) from ${printable(author)} that names an approval: an answer is a person's`);
         return async () => {};
       }
       return () => answer(ref, author, parsed, subject);
     }
     if (!allowed(allowFrom!, author) || !allowed(allowFrom!, envelopeFrom)) {
       const who = allowed(allowFrom!, envelopeFrom) ? `its From ${printable(author)}` : printable(envelopeFrom);
-      ctx.log('warn', `${name}: refused a mail from ${who}: not in ${ctx.place.key}.allowFrom${approverAs(envelopeFrom) ? ' (an approver may only answer approvals)' : ''}`);
+      ctx.log('warn', `refused a mail from ${who}: not in ${ctx.place.key}.allowFrom${approverAs(envelopeFrom) ? ' (an approver may only answer approvals)' : ''}`);
       return smtpError(550, `5.7.1 ${approverAs(envelopeFrom) ? 'only answers to approvals are taken from this sender' : 'the sender may not send mail to this gateway'}`);
     }
     const messageId = parsed.messageId ?? '';
     const claim = messageId ? claimKey('mail', name, messageId) : undefined;
     if (claim !== undefined && (await seen.take(claim, 'running')) !== undefined) {
-      ctx.log('info', `${name}: mail ${printable(messageId)} was delivered before: not run again`);
+      ctx.log('info', `mail ${printable(messageId)} was delivered before: not run again`);
       return async () => {};
     }
     const attachments = parsed.attachments.map((a) => ({ name: a.filename ?? null, size: a.size, type: a.contentType }));
@@ -318,7 +318,7 @@ export const emailGateway: GatewayFactory = async (ctx: GatewayContext): Promise
     let replied = false;
     const reply = async (value: unknown) => {
       replied = true;
-      if (automatic) return void ctx.log('info', `${name}: no reply to ${printable(author)}: the mail is automatic (Auto-Submitted: ${printable(autoSubmitted)})`);
+      if (automatic) return void ctx.log('info', `no reply to ${printable(author)}: the mail is automatic (Auto-Submitted: ${printable(autoSubmitted)})`);
       await mail({ ...threaded, ...replyBody(value) }, `the reply to ${author}`);
     };
     return async () => {
@@ -331,8 +331,8 @@ export const emailGateway: GatewayFactory = async (ctx: GatewayContext): Promise
         const e = err as AgentAppsError;
         const code = typeof e?.code === 'string' ? e.code : 'E_SKILL';
         const message = e instanceof Error ? e.message : String(err);
-        ctx.log('warn', `${name}: ${skill} for the mail from ${printable(author)} failed: ${code}: ${message}`);
-        await reply({ text: `${skill} failed: ${code}: ${message}` }).catch((m: unknown) => ctx.log('warn', `${name}: cannot send the failure to ${printable(author)} (${(m as Error).message})`));
+        ctx.log('warn', `${skill} for the mail from ${printable(author)} failed: ${code}: ${message}`);
+        await reply({ text: `${skill} failed: ${code}: ${message}` }).catch((m: unknown) => ctx.log('warn', `cannot send the failure to ${printable(author)} (${(m as Error).message})`));
       }
     };
   }
@@ -342,10 +342,10 @@ export const emailGateway: GatewayFactory = async (ctx: GatewayContext): Promise
     const shownSubject = re(subject.replace(SUBJECT_REF, (_m, id: string) => `[approval ${id}]`));
     const tell = (text: string) =>
       mail({ from: sender(), to: author, subject: shownSubject, ...(parsed.messageId ? { inReplyTo: parsed.messageId, references: [parsed.messageId] } : {}), headers: { 'Auto-Submitted': 'auto-replied' }, text }, `the answer to ${author}`).catch((err: unknown) =>
-        ctx.log('warn', `${name}: cannot tell ${printable(author)} how the answer went (${(err as Error).message})`),
+        ctx.log('warn', `cannot tell ${printable(author)} how the answer went (${(err as Error).message})`),
       );
     const refuse = (why: string) => {
-      ctx.log('warn', `${name}: approval ${ref.id ?? '?'}: refused an answer from ${printable(author)}: ${why}`);
+      ctx.log('warn', `approval ${ref.id ?? '?'}: refused an answer from ${printable(author)}: ${why}`);
       return tell(`Refused: ${why}.`);
     };
     if (!ctx.approvals || !carriesApprovals) return refuse('this gateway carries no approvals');
@@ -394,7 +394,7 @@ export const emailGateway: GatewayFactory = async (ctx: GatewayContext): Promise
     });
     stream.on('end', () => {
       if (stream.sizeExceeded) {
-        ctx.log('warn', `${name}: refused a mail over ${MAX_MESSAGE} bytes from ${printable(session.envelope.mailFrom ? session.envelope.mailFrom.address : '')}`);
+        ctx.log('warn', `refused a mail over ${MAX_MESSAGE} bytes from ${printable(session.envelope.mailFrom ? session.envelope.mailFrom.address : '')}`);
         return callback(smtpError(552, `5.3.4 a mail is at most ${MAX_MESSAGE} bytes`));
       }
       received(Buffer.concat(chunks), session).then(
@@ -402,10 +402,10 @@ export const emailGateway: GatewayFactory = async (ctx: GatewayContext): Promise
           if (outcome instanceof Error) return callback(outcome);
           callback(null, 'taken');
           // After the answer: the run may wait for an approval for minutes; the client should not.
-          void outcome().catch((err: unknown) => ctx.log('error', `${name}: ${(err as Error).message}`));
+          void outcome().catch((err: unknown) => ctx.log('error', `${(err as Error).message}`));
         },
         (err: unknown) => {
-          ctx.log('warn', `${name}: cannot read a mail from ${printable(session.envelope.mailFrom ? session.envelope.mailFrom.address : '')} (${(err as Error).message})`);
+          ctx.log('warn', `cannot read a mail from ${printable(session.envelope.mailFrom ? session.envelope.mailFrom.address : '')} (${(err as Error).message})`);
           callback(smtpError(554, '5.6.0 the mail could not be read'));
         },
       );
@@ -436,7 +436,7 @@ export const emailGateway: GatewayFactory = async (ctx: GatewayContext): Promise
         onMailFrom(address, _session, callback) {
           const a = address.address.toLowerCase();
           if (allowed(allowFrom!, a) || (carriesApprovals && approverAs(a))) return callback();
-          ctx.log('warn', `${name}: refused mail from ${printable(a || '<>')}: not in ${ctx.place.key}.allowFrom`);
+          ctx.log('warn', `refused mail from ${printable(a || '<>')}: not in ${ctx.place.key}.allowFrom`);
           callback(smtpError(550, '5.7.1 the sender may not send mail to this gateway'));
         },
         onData,
@@ -446,7 +446,7 @@ export const emailGateway: GatewayFactory = async (ctx: GatewayContext): Promise
         s.once('error', onError);
         s.listen(port, host, () => {
           s.off('error', onError);
-          s.on('error', (err) => ctx.log('warn', `${name}: ${err.message}`));
+          s.on('error', (err) => ctx.log('warn', `${err.message}`));
           resolve();
         });
       }).catch((err: NodeJS.ErrnoException) => {
