@@ -33,6 +33,11 @@ export interface GateRun {
   trigger?: string;
   /** The run file's id, when the run has one. */
   runId?: string;
+  /**
+   * Where the message that started the run came from, as its gateway put it (the slack gateway:
+   * `{ channel, thread_ts }`), so that the channel can say in that place that the run waits.
+   */
+  origin?: Readonly<Record<string, string>>;
 }
 
 export interface PendingApproval {

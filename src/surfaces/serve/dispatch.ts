@@ -72,7 +72,7 @@ export function makeDispatch(opts: DispatchOptions): (message: InboundMessage) =
         sender?.addEventListener('abort', follow, { once: true });
         const gateway = { name, type, reply: message.reply ?? noReply };
         const nonlocals = { gateway, ...(message.request ? { request: message.request } : {}) };
-        if (opts.approvals) withRemoteApprovals(nonlocals, opts.approvals.broker.askerFor({ skill: message.skill, trigger: `${type} ${name}` }, opts.approvals.via));
+        if (opts.approvals) withRemoteApprovals(nonlocals, opts.approvals.broker.askerFor({ skill: message.skill, trigger: `${type} ${name}`, ...(message.origin ? { origin: message.origin } : {}) }, opts.approvals.via));
         try {
           return await invokeUntrusted(root, surface(message), message.skill, message.args as JsonObject, { signal: run.signal, context: { nonlocals } });
         } catch (err) {

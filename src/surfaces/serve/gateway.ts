@@ -38,6 +38,8 @@ export interface InboundMessage {
   signal?: AbortSignal;
   /** Extra skills the sender may name (a websocket route with `skills: [a, b]`): the allow-list. */
   allow?: string;
+  /** Where it came from, for its run's approval gates (GateRun.origin): a Slack message's thread. */
+  origin?: Readonly<Record<string, string>>;
 }
 
 export interface GatewayContext {
@@ -56,6 +58,12 @@ export interface GatewayContext {
   log(level: 'info' | 'warn' | 'error', text: string): void;
   /** Runs a message through the pipeline as an untrusted caller; resolves with the skill's result. */
   dispatch(message: InboundMessage): Promise<unknown>;
+  /**
+   * Counts work of the gateway's that goes on after its HTTP answer and outside a dispatch (the
+   * slack gateway posts a run's result once it returns), so that the drain waits for it too.
+   * Absent (a test's context): the work is not counted.
+   */
+  track?<T>(work: Promise<T>): Promise<T>;
   /**
    * Who handles what (a webhook's delivery id): shared by every serve of a NATS namespace, else
    * this process's (src/events/claims.ts). Absent: the gateway keeps its own.

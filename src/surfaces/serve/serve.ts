@@ -192,6 +192,7 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
           loopback,
           log: (lvl, text) => logLine(lvl, `${type} '${name}': ${text}`),
           dispatch: makeDispatch({ runtime, name, type, maxMs, signal: stopAll.signal, track, ...(approvals ? { approvals } : {}) }),
+          track,
           ...(claims ? { claims } : {}),
           ...(approvals ? { approvals: approvals.broker, approvalsVia: approvals.via } : {}),
         };
