@@ -311,7 +311,10 @@ describe('email gateway', () => {
     assert.deepEqual(approvalRef(`Re: Approve shell? [approval ${id}.tok_tok-tok_tok-tok]`, undefined, undefined), { id, token: 'tok_tok-tok_tok-tok' });
     assert.deepEqual(approvalRef('Re: Approve shell?', `<approval-${id}@agent-apps>`, undefined), { id });
     assert.deepEqual(approvalRef('Re: hello', '<x@y>', [`<approval-${id}@agent-apps>`]), { id });
-    assert.deepEqual(approvalRef('[approval nonsense]', undefined, undefined), {});
+    // The confirmation's subject (no token): an answer, refused for want of the token.
+    assert.deepEqual(approvalRef(`Re: Re: Approve shell? [approval ${id}]`, undefined, undefined), { id });
+    assert.deepEqual(approvalRef(`Re: [approval ${id}.short]`, undefined, undefined), { id });
+    assert.equal(approvalRef('[approval needed] the Q3 budget', undefined, undefined), undefined);
     assert.equal(approvalRef('disk full', '<m1@ops>', undefined), undefined);
     assert.equal(allowed(['ops@example.com'], 'OPS@Example.COM'), true);
     assert.equal(allowed(['*@example.com'], 'a@example.com'), true);
@@ -447,6 +450,13 @@ approvals:
     assert.equal(nothing.ok, true);
     const told = await relay.next(() => true, 'the refusal');
     assert.match(textOf(told), /^Refused: stale — no such approval is waiting\.$/);
+    // A reply to the confirmation (its subject has no token): an answer still, refused.
+    await send(box.port, { from: 'boss@example.com', to: 'inbox@agent.example', subject: 'Re: Re: Approve shell? [approval 0123456789abcdef]', text: 'yes' });
+    const noToken = await relay.next(() => true, 'the refusal for want of the token');
+    assert.match(textOf(noToken), /^Refused: the subject does not carry the approval’s id and token/);
+    // From ops (allowed to send): a subject that names an approval is never run either.
+    await send(box.port, { from: 'ops@example.com', to: 'inbox@agent.example', subject: 'fwd: [approval 0123456789abcdef] please run', text: 'yes' });
+    await relay.next(() => true, 'the refusal to ops');
     assert.equal(box.messages.length, 0);
   });
 });

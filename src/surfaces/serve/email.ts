@@ -108,8 +108,11 @@ export function showArgs(args: unknown): string {
 
 const SUBJECT_REF = /\[approval ([0-9a-f]{16})\.([A-Za-z0-9_-]{16,128})\]/;
 const HEADER_REF = /<approval-([0-9a-f]{16})@agent-apps>/;
-/** Anything that looks like it names an approval: such a mail is never run as a message. */
-const LOOKS_LIKE = /\[approval\b|<approval-[^>]*@agent-apps>/i;
+/**
+ * What names an approval — its id in the subject (with or without the token) or in the headers:
+ * such a mail is never run as a message. A subject like "[approval needed]" is ordinary mail.
+ */
+const LOOKS_LIKE = /\[approval [0-9a-f]{16}\b|<approval-[0-9a-f]{16}@agent-apps>/i;
 
 export interface ApprovalRef {
   /** The gate's id, from the subject or the headers. */
@@ -124,7 +127,7 @@ export function approvalRef(subject: string, inReplyTo: string | undefined, refe
   if (!LOOKS_LIKE.test(subject) && !LOOKS_LIKE.test(refs)) return undefined;
   const s = SUBJECT_REF.exec(subject);
   if (s) return { id: s[1]!, token: s[2]! };
-  const h = HEADER_REF.exec(refs);
+  const h = HEADER_REF.exec(refs) ?? /\[approval ([0-9a-f]{16})\b/.exec(subject);
   return h ? { id: h[1]! } : {};
 }
 
