@@ -88,7 +88,8 @@ const nats: Backend = {
       const conn = conns[0]!;
       await until(async () => {
         try {
-          const info = await conn.jsm.consumers.info(conn.names.stream('events'), durableName('q', topic, queue));
+          const durable = durableName('q', topic, queue);
+          const info = await conn.jsm.consumers.info(conn.names.group(durable), durable);
           return info.num_waiting >= n;
         } catch {
           return false;
@@ -210,6 +211,26 @@ for (const backend of [memory, nats]) {
         assert.deepEqual(types(await bus.wait({ topic: 't', max: 2 })), ['0', '1']);
         assert.deepEqual(types(await bus.wait({ topic: 't', max: 2 })), ['2', '3']);
         assert.deepEqual(types(await bus.wait({ topic: 't' })), ['4']);
+      } finally {
+        await done();
+      }
+    });
+
+    test('a named queue that falls 10× the replay buffer behind loses nothing: it drains every event, in order', async () => {
+      const { bus } = await make({ bufferSize: 5 });
+      try {
+        await bus.subscribe({ topic: 't', queue: 'slow' });
+        for (let i = 0; i < 50; i++) await bus.emit({ topic: 't', type: String(i) });
+        const got: string[] = [];
+        while (got.length < 50) {
+          const batch = await bus.wait({ topic: 't', queue: 'slow', max: 7, timeout: 2000 });
+          if (!batch.length) break;
+          got.push(...types(batch));
+        }
+        assert.deepEqual(got, Array.from({ length: 50 }, (_, i) => String(i)));
+        assert.deepEqual(await bus.wait({ topic: 't', queue: 'slow', timeout: 0 }), []);
+        // The replay buffer itself still keeps only the last 5: a new queue replays those.
+        assert.equal((await bus.subscribe({ topic: 't', queue: 'late', replay: true })).replayed, 5);
       } finally {
         await done();
       }

@@ -5,15 +5,16 @@
  * - A topic is the subject `agent-apps.<ns>.events.<topic>` of one stream; `emit` publishes the
  *   event (JSON) and returns once the server stored it. The stream keeps the last `bufferSize`
  *   events of each subject: that is the replay buffer.
- * - A named queue is a durable pull consumer on the topic's subject (one consumer group: each
- *   event goes to one `wait` of that queue, in any process; each queue gets every event emitted
- *   after it exists). `wait` pulls: it blocks until the first event, then takes what is already
+ * - A named queue is a durable group: a stream of its own, sourced from the events stream for the
+ *   topic, holding what the group has not acked (a work queue, so a queue that falls behind the
+ *   replay buffer loses nothing), and a durable pull consumer on it (each event goes to one `wait`
+ *   of that queue, in any process; each queue gets every event emitted after it exists). `wait` pulls: it blocks until the first event, then takes what is already
  *   there, up to `max`.
  * - `ack: false` keeps the messages un-acked in this process (`pending`); `ack` acks them, `nack`
  *   naks them in delivery order and flushes, so JetStream hands them out again before newer ones.
  *   A process that dies with events pending loses nothing: JetStream redelivers them once
  *   `ackWaitMs` has passed.
- * - A tool-ref handler is a durable consumer per topic and ref that every process which
+ * - A tool-ref handler is a durable group per topic and ref (as a queue) that every process which
  *   registered the handler consumes from, so each event runs the handler once across them all;
  *   the message is acked when the handler has settled (and kept in progress while it runs).
  *   A function handler is this process's own: an ordered consumer that sees every event.
@@ -22,7 +23,7 @@
  * JetStream's pull expiry is at least 1 s (a client rule), so a `wait` with a shorter timeout —
  * `timeout: 0` included — may take up to 1 s to return `[]`.
  */
-import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, RetentionPolicy, StorageType, type Consumer, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { AbortError } from '../core/errors.ts';
 import type { Event } from '../core/types.ts';
 import { checkTopic, invalid, queueName, replayCount, stampEvent, type AckInput, type AckResult, type EmitInput, type EventBus, type EventBusOptions, type EventFn, type RefHandler, type SubscribeInput, type SubscribeResult, type UnsubscribeInput, type WaitInput } from './bus.ts';
@@ -132,13 +133,13 @@ export class NatsBus implements Bus {
       }
     }
     // A ref handler's consumer group spans processes: removing it removes it for all of them.
-    const stream = await this.nats.stream('events');
     const subject = this.nats.names.event(topic);
     const durables: string[] = [];
     if (ref !== undefined) durables.push(durableName('h', topic, ref));
     else {
-      for await (const info of await this.nats.jsm.consumers.list(stream)) {
-        if (info.config.filter_subject === subject && info.name.startsWith('h_')) durables.push(info.name);
+      const prefix = this.nats.names.group('h_');
+      for await (const info of await this.nats.jsm.streams.list()) {
+        if (info.config.name.startsWith(prefix) && info.config.sources?.[0]?.filter_subject === subject) durables.push(info.config.name.slice(this.nats.names.groupPrefix.length));
       }
     }
     for (const durable of durables) {
@@ -146,7 +147,7 @@ export class NatsBus implements Bus {
       this.#handlers.delete(durable);
       await loop?.stop();
       try {
-        await retrying(() => this.nats.jsm.consumers.delete(stream, durable));
+        await retrying(() => this.nats.jsm.streams.delete(this.nats.names.group(durable)));
         removed++;
       } catch (err) {
         if (!isNotFound(err)) throw err;
@@ -345,12 +346,17 @@ export class NatsBus implements Bus {
   }
 
   /**
-   * The durable consumer, made if it does not exist: from the next event on, or — `replay` — from
-   * the retained events (all, or the last N). An existing one is left as it is (subscribe is
-   * idempotent, across processes too).
+   * The durable group, made if it does not exist: its own stream, sourced from the events stream
+   * for the topic's subject — from the next event on, or (`replay`) from the retained events, all
+   * or the last N — and the durable consumer on it. The group's stream is a work queue: it holds
+   * what the group has not acked, however far behind the replay buffer it falls (docs/scale.md),
+   * and nothing it has. An existing group is left as it is (subscribe is idempotent, across
+   * processes too). A group made before group streams existed — a consumer on the events stream —
+   * moves over: its stream starts where that consumer's acks ended, and the old consumer goes.
    */
   async #ensureConsumer(durable: string, topic: string, replay: number): Promise<{ stream: string; created: boolean; replayed: number }> {
-    const stream = await this.nats.stream('events');
+    const events = await this.nats.stream('events');
+    const stream = this.nats.names.group(durable);
     const { jsm } = this.nats;
     try {
       await retrying(() => jsm.consumers.info(stream, durable));
@@ -359,24 +365,46 @@ export class NatsBus implements Bus {
       if (!isNotFound(err)) throw err;
     }
     const subject = this.nats.names.event(topic);
-    const start = replay > 0 ? await this.#replayStart(stream, subject, replay) : undefined;
+    let legacy: number | undefined;
+    try {
+      legacy = (await retrying(() => jsm.consumers.info(events, durable))).ack_floor.stream_seq + 1;
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    const start = legacy === undefined && replay > 0 ? await this.#replayStart(events, subject, replay) : undefined;
+    // From the next event: the events stream's next sequence (its clock, not ours).
+    const from = legacy ?? (start ? start.seq : (await retrying(() => jsm.streams.info(events))).state.last_seq + 1);
     try {
       await retrying(() =>
-        jsm.consumers.add(stream, {
-          durable_name: durable,
-          filter_subject: subject,
-          ack_policy: AckPolicy.Explicit,
-          ack_wait: this.#ackWaitNs,
-          max_ack_pending: 65_536,
-          max_deliver: -1,
-          ...this.#deliverFrom(start),
+        jsm.streams.add({
+          name: stream,
+          storage: StorageType.File,
+          num_replicas: 1,
+          retention: RetentionPolicy.Workqueue,
+          max_msg_size: 2 * 1024 * 1024,
+          sources: [{ name: events, filter_subject: subject, ...(from > 0 ? { opt_start_seq: from } : {}) }],
         }),
       );
     } catch (err) {
       // Another process made the same group meanwhile: it exists, this subscribe is the no-op one.
+      if (!/already in use|exists/i.test(String((err as Error)?.message))) throw err;
+    }
+    try {
+      await retrying(() =>
+        jsm.consumers.add(stream, {
+          durable_name: durable,
+          ack_policy: AckPolicy.Explicit,
+          ack_wait: this.#ackWaitNs,
+          max_ack_pending: 65_536,
+          max_deliver: -1,
+          deliver_policy: DeliverPolicy.All,
+        }),
+      );
+    } catch (err) {
       if (/already in use|exists/i.test(String((err as Error)?.message))) return { stream, created: false, replayed: 0 };
       throw err;
     }
+    if (legacy !== undefined) await jsm.consumers.delete(events, durable).catch(() => {});
     return { stream, created: true, replayed: start?.count ?? 0 };
   }
 

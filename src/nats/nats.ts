@@ -13,6 +13,9 @@
  *   AGENT_APPS_<NS>_RESULTS  agent-apps.<ns>.results.>  one result per request id (dedupe window)
  *   AGENT_APPS_<NS>_DEAD     agent-apps.<ns>.dead.>     requests delivered 3 times without a result, per queue
  *   AGENT_APPS_<NS>_WORKERS  agent-apps.<ns>.workers.>  each worker's last heartbeat
+ *   AGENT_APPS_<NS>_G_<durable>  (sourced from _EVENTS, one topic)  a named queue's or a ref handler's
+ *                            events until it acks them (work queue): a group that falls behind
+ *                            the replay buffer loses nothing (events/nats-bus.ts)
  *
  * Results are also sent as core messages to `agent-apps.<ns>.reply.<random>` (a request's replyTo,
  * nothing else: docs/scale.md, "Reply subjects").
@@ -45,6 +48,10 @@ export interface Names {
   stream(kind: StreamKind): string;
   /** A key-value bucket of the namespace (kv.ts): `AGENT_APPS_<NS>_<KIND>`. */
   bucket(kind: 'schedules' | 'claims'): string;
+  /** A durable group's own stream (a named queue or a ref handler): `AGENT_APPS_<NS>_G_<durable>`. */
+  group(durable: string): string;
+  /** The start of every group stream's name: what lists them. */
+  groupPrefix: string;
   event(topic: string): string;
   invoke(queue: string): string;
   result(id: string): string;
@@ -69,6 +76,8 @@ export function names(namespace: string): Names {
     prefix,
     stream: (kind) => `AGENT_APPS_${upper}_${kind.toUpperCase()}`,
     bucket: (kind) => `AGENT_APPS_${upper}_${kind.toUpperCase()}`,
+    group: (durable) => `AGENT_APPS_${upper}_G_${durable}`,
+    groupPrefix: `AGENT_APPS_${upper}_G_`,
     event: (topic) => `${prefix}.events.${topicSubject(topic)}`,
     invoke: (queue) => `${prefix}.invoke.${queue}`,
     result: (id) => `${prefix}.results.${id}`,

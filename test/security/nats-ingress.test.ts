@@ -293,8 +293,10 @@ describe('NATS ingress', { skip: natsSkip }, () => {
     // Settled (acked): a later event is handled, the refused ones are not redelivered.
     await a.js.publish(subject, JSON.stringify({ ...base, id: 'later', data: {} }));
     await until(() => lines(path.join(ws, 'safe.txt')).includes('later'), 'a later event handled');
-    const handler = (await a.jsm.consumers.list('AGENT_APPS_DEFAULT_EVENTS').next()).find((c) => c.name.startsWith('h_jobs'))!.name;
-    await until(async () => (await a.jsm.consumers.info('AGENT_APPS_DEFAULT_EVENTS', handler)).num_ack_pending === 0, 'every event acked');
+    // The route's handler is a durable group: its own stream (AGENT_APPS_DEFAULT_G_<durable>) and consumer.
+    const group = (await a.jsm.streams.names().next()).find((n) => n.startsWith('AGENT_APPS_DEFAULT_G_h_jobs'))!;
+    const handler = group.slice('AGENT_APPS_DEFAULT_G_'.length);
+    await until(async () => (await a.jsm.consumers.info(group, handler)).num_ack_pending === 0, 'every event acked');
     assert.equal(refused().length, 3);
   });
 
