@@ -188,7 +188,7 @@ describe('slack gateway: the Events API', () => {
     assert.equal(s.messages.length, 0);
     assert.deepEqual(runs(s.dir), []);
     assert.deepEqual(s.slack.calls, [], 'nothing was posted');
-    assert.ok(s.logged.some((l) => /warn: refused a events request with a bad, missing or stale Slack signature/.test(l)), s.logged.join('\n'));
+    assert.ok(s.logged.some((l) => /warn: refused a request to \/slack\/team\/events with a bad, missing or stale Slack signature/.test(l)), s.logged.join('\n'));
   });
 
   test("url_verification is answered with its challenge; Slack's retry of an event and a mention's second event are not run again", async (t) => {
@@ -368,7 +368,7 @@ describe('slack gateway: remote approvals by Slack buttons', () => {
     assert.match(slack.of('response')[3]!.args.text, /^Refused: already answered — Denied by <@U0BOSS>/);
     await until(() => /approval [0-9a-f]{16} of shell: denied by U0BOSS through team/.test(srv.stderr()), 20_000, 'the log line');
     assert.match(srv.stderr(), /approvals: approval [0-9a-f]{16}: refused an answer from U0NOSY through team: U0NOSY is not one of approvals\.approvers/);
-    assert.match(srv.stderr(), /refused a interactivity request with a bad, missing or stale Slack signature/);
+    assert.match(srv.stderr(), /refused a request to \/slack\/team\/interactivity with a bad, missing or stale Slack signature/);
   });
 
   test('in process: a late click (the gate timed out) is refused as too late; a plain message with the button value answers nothing; a response_url off apiUrl is not followed', async (t) => {

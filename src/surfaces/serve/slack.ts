@@ -277,7 +277,7 @@ export const slackGateway: GatewayFactory = async (ctx: GatewayContext): Promise
     if (raw === undefined) return undefined;
     // Nothing of the body is looked at before this line.
     if (!verifySlack(signingSecret, raw, header(req, 'x-slack-request-timestamp'), header(req, 'x-slack-signature'))) {
-      ctx.log('warn', `refused a ${what} request with a bad, missing or stale Slack signature`);
+      ctx.log('warn', `refused a request to ${base}/${what} with a bad, missing or stale Slack signature`);
       sendError(res, 401, 'E_SIGNATURE', "the request is not signed with this Slack app's signing secret (or its timestamp is more than five minutes off)");
       return undefined;
     }
