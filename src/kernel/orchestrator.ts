@@ -184,27 +184,37 @@ export class Kernel {
     if (seed.middleware !== undefined) ctx.locals.middleware = { ...(ctx.locals.middleware ?? {}), ...seed.middleware };
   }
 
-  private async execute(ctx: ContextImpl, manager: Manager, plan: Plan): Promise<unknown> {
+  // Steps 7–8: the chain entries, then the chain. With `then`, not as an async function (see
+  // chain.ts, #runEntry): on the way out the manager is disposed and a failure is the context's
+  // `locals.error` — as a try / catch / finally would.
+  private execute(ctx: ContextImpl, manager: Manager, plan: Plan): Promise<unknown> {
     ctx.run.middleware = plan.cascade.metadata;
     const extra = ctx.locals.middleware;
     const inherited = ctx.envelope.hasOtherTarget ? undefined : ctx.nonlocals.middleware;
+    let running: Promise<unknown>;
     try {
       if (extra || inherited) manager.chain.entries = mergeExtra(plan.entries, inherited, extra);
       const hooks = plan.hooks && ctx.nonlocals.debug !== false ? plan.hooks : null;
-      if (hooks) {
-        if (hooks.next.length) manager.chain.nextHooks = hooks.next;
-        if (hooks.invoke.length) await manager.chain.wrap(hooks.invoke, () => manager.chain.start(), { trigger: '$invoke', args: ctx.args });
-        else await manager.next();
-      } else await manager.next();
-      if (manager.isAborted()) throw new AbortError(manager.effectiveAbortReason());
-      return ctx.locals.result;
+      if (hooks?.next.length) manager.chain.nextHooks = hooks.next;
+      running = hooks?.invoke.length ? manager.chain.wrap(hooks.invoke, () => manager.chain.start(), { trigger: '$invoke', args: ctx.args }) : manager.next();
     } catch (err) {
-      const error = toError(err);
-      if (ctx.locals.error === undefined) ctx.locals.error = error;
-      throw error;
-    } finally {
-      manager.dispose();
+      try {
+        return Promise.reject(failed(ctx, manager, err));
+      } catch (error) {
+        return Promise.reject(error);
+      }
     }
+    return running.then(
+      () => {
+        if (manager.isAborted()) throw failed(ctx, manager, new AbortError(manager.effectiveAbortReason()));
+        const result = ctx.locals.result;
+        manager.dispose();
+        return result;
+      },
+      (err: unknown) => {
+        throw failed(ctx, manager, err);
+      },
+    );
   }
 
   /** `list` (docs/cli.md): every tool on the paths. */
@@ -239,6 +249,17 @@ export class Kernel {
       if (tool.decl.tags.includes('process')) await this.globals.internals.workspaceTrust?.require({ kind: 'hook', name: hook.name, command: `${hook.name} as a ${info.trigger} hook`, ...(hook.file ? { file: hook.file } : {}) });
       return this.start(served, tool, info.args, seed, served, true);
     });
+  }
+}
+
+/** A failed invocation: its error on `locals.error` (the first one only), the manager disposed. */
+function failed(ctx: ContextImpl, manager: Manager, err: unknown): Error {
+  try {
+    const error = toError(err);
+    if (ctx.locals.error === undefined) ctx.locals.error = error;
+    return error;
+  } finally {
+    manager.dispose();
   }
 }
 
