@@ -1,19 +1,27 @@
-// A fake ACP agent for the agent-acp provider's tests (SPEC §20), written with the SDK's agent side
-// (@agentclientprotocol/sdk) and run as a real process over stdio. It does what its script says,
-// one list of steps per session/prompt: stream text, call the `invoke` tool of the MCP server it
-// was given in session/new (with the official MCP client, over HTTP, with the bearer token it was
-// given), use a tool of its own after asking permission, send a plan, wait for session/cancel,
-// die. Everything it sees goes to a JSON-lines log the tests read.
+// A fake ACP agent for the agent-acp provider's tests (docs/agents.md, "ACP agents"), written with the
+// SDK's agent side (@agentclientprotocol/sdk) and run as a real process over stdio. It does what
+// its script says, one list of steps per session/prompt: stream text, call the `invoke` tool of
+// the MCP server it was given in session/new (with the official MCP client: over HTTP with the
+// bearer token it was given, or — an agent that declares no HTTP MCP support — by starting the
+// stdio server it was given), use a tool of its own after asking permission, ask its client a
+// question (elicitation), send a plan, wait for session/cancel, die. Everything it sees goes to a
+// JSON-lines log the tests read.
 //
 //   FAKE_ACP_SCRIPT=script.json FAKE_ACP_LOG=log.jsonl node test/acp-fake-agent.ts
 import fs from 'node:fs';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
+import net from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
 export type Step =
   | { text: string }
+  /** Text with `{result}` replaced by the text of the last invoke result. */
+  | { say: string }
+  /** An `elicitation/create` form to the client (session-scoped); the response is logged. */
+  | { elicit: { message: string; requestedSchema: Record<string, unknown> } }
   | { thought: string }
   /** Call our invoke: `title`/`name` as the tool call is named (default mcp__agent-apps__invoke); `ask`: request permission first (default true). */
   | { invoke: string; title?: string; name?: string; kind?: string; ask?: boolean }
@@ -21,8 +29,12 @@ export type Step =
   | { tool: { title: string; kind?: string; name?: string; write?: string; content?: string } }
   | { plan: string[] }
   | { waitForCancel: true }
-  /** Raw MCP probes an attacker would try: `no-token` (a request without the bearer token), `other-tool` (tools/call of another name). */
-  | { probe: 'no-token' | 'other-tool' | 'bad-args' }
+  /**
+   * Raw MCP probes an attacker would try: `no-token` (an HTTP request without the bearer token),
+   * `wrong-token` (the stdio relay's channel with another token), `other-tool` (tools/call of
+   * another name), `bad-args`.
+   */
+  | { probe: 'no-token' | 'wrong-token' | 'other-tool' | 'bad-args' }
   | { stopReason: acp.StopReason }
   | { exit: number; stderr?: string };
 
@@ -46,6 +58,9 @@ log({ event: 'start', pid: process.pid, argv: process.argv.slice(2), env: { FAKE
 
 let mcp: Client | undefined;
 let mcpServer: { url: string; headers: Record<string, string> } | undefined;
+/** The stdio server's channel (AGENT_APPS_RELAY_URL), for the wrong-token probe. */
+let relayUrl: string | undefined;
+let lastResult = '';
 let cwd = process.cwd();
 let prompts = 0;
 let calls = 0;
@@ -71,10 +86,22 @@ const app = acp
     if (script.authRequired) throw acp.RequestError.authRequired();
     cwd = params.cwd;
     const server = params.mcpServers.find((s) => 'type' in s && s.type === 'http' && s.name === 'agent-apps') as { url: string; headers: { name: string; value: string }[] } | undefined;
+    const stdio = params.mcpServers.find((s) => !('type' in s) && 'command' in s && s.name === 'agent-apps') as acp.McpServerStdio | undefined;
     if (server) {
       mcpServer = { url: server.url, headers: Object.fromEntries(server.headers.map((h) => [h.name, h.value])) };
       mcp = new Client({ name: 'fake-acp-agent', version: '1.0.0' });
       await mcp.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: mcpServer.headers } }));
+    } else if (stdio) {
+      // As an agent starts a stdio MCP server: the command with its args, its env on top of the defaults.
+      const env = Object.fromEntries(stdio.env.map((e) => [e.name, e.value]));
+      relayUrl = env.AGENT_APPS_RELAY_URL;
+      const transport = new StdioClientTransport({ command: stdio.command, args: stdio.args, env, stderr: 'pipe' });
+      transport.stderr?.on('data', (d: Buffer) => process.stderr.write(d));
+      mcp = new Client({ name: 'fake-acp-agent', version: '1.0.0' });
+      await mcp.connect(transport);
+      log({ event: 'stdio-server', pid: transport.pid });
+    }
+    if (mcp) {
       const { tools } = await mcp.listTools();
       log({ event: 'tools', tools: tools.map((t) => t.name) });
     }
@@ -89,7 +116,12 @@ const app = acp
     const update = (u: acp.SessionUpdate) => client.notify(acp.methods.client.session.update, { sessionId, update: u });
     for (const step of steps) {
       if (cancelRequested) return { stopReason: 'cancelled' };
-      if ('text' in step) {
+      if ('say' in step) {
+        await update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: step.say.replace('{result}', lastResult) } });
+      } else if ('elicit' in step) {
+        const response = await client.request(acp.methods.client.elicitation.create, { sessionId, mode: 'form', message: step.elicit.message, requestedSchema: step.elicit.requestedSchema as acp.ElicitationSchema });
+        log({ event: 'elicitation', response });
+      } else if ('text' in step) {
         // Two chunks, as a model streams them.
         const half = Math.ceil(step.text.length / 2);
         for (const part of [step.text.slice(0, half), step.text.slice(half)]) if (part) await update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: part } });
@@ -111,6 +143,7 @@ const app = acp
         await update({ sessionUpdate: 'tool_call_update', toolCallId, status: 'in_progress' });
         const result = (await mcp!.callTool({ name: 'invoke', arguments: { code: step.invoke } })) as { content: { type: string; text?: string }[]; isError?: boolean };
         const out = result.content.map((c) => c.text ?? '').join('');
+        lastResult = out;
         log({ event: 'invoke-result', code: step.invoke, text: out, isError: result.isError === true });
         await update({ sessionUpdate: 'tool_call_update', toolCallId, status: result.isError ? 'failed' : 'completed', content: [{ type: 'content', content: { type: 'text', text: out } }] });
       } else if ('tool' in step) {
@@ -157,7 +190,18 @@ async function permission(client: acp.AgentContext, sessionId: string, toolCall:
   return outcome;
 }
 
-async function probe(kind: 'no-token' | 'other-tool' | 'bad-args'): Promise<void> {
+async function probe(kind: 'no-token' | 'wrong-token' | 'other-tool' | 'bad-args'): Promise<void> {
+  if (kind === 'wrong-token') {
+    // The relay's channel, reached with a token of our own making: it must close without a word.
+    const socket = net.connect({ path: relayUrl!.slice('unix:'.length) });
+    let answered = '';
+    socket.setEncoding('utf8').on('data', (d: string) => (answered += d));
+    socket.on('error', () => {});
+    socket.write('not-the-token\n' + JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) + '\n');
+    await new Promise((resolve) => socket.once('close', resolve));
+    log({ event: 'probe', kind, answered });
+    return;
+  }
   if (kind === 'no-token') {
     const res = await fetch(mcpServer!.url, {
       method: 'POST',

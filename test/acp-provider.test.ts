@@ -1,4 +1,4 @@
-// The agent-acp / agent-kiro providers (SPEC §20): agent skills whose LLM loop is an ACP agent —
+// The agent-acp / agent-kiro providers (docs/agents.md, "ACP agents"): agent skills whose LLM loop is an ACP agent —
 // here the fake agent test/acp-fake-agent.ts (the SDK's agent side, a real process over stdio,
 // scripted per test), driven by real CLI processes on the fixture workspace test/fixtures/acp-ws.
 import { describe, test } from 'node:test';
@@ -141,19 +141,17 @@ describe('agent-acp: an agent skill on an ACP agent', () => {
     assert.match(kiro.stderr, /the ACP agent command 'kiro-cli' \(model\.acp\.command\) was not found on PATH — install Kiro CLI \(curl -fsSL https:\/\/cli\.kiro\.dev\/install \| bash/);
   });
 
-  test('a malformed model.acp is E_CONFIG naming the key (exit 2); an agent without HTTP MCP support is named too', async () => {
+  test('a malformed model.acp is E_CONFIG naming the key (exit 2)', async () => {
     const ws = workspace();
-    const fake = fakeAgent({ http: false, prompts: [] });
+    const fake = fakeAgent({ prompts: [] });
     const bad = await cli(['run', 'count', '--text', 'a', '--set', 'model.acp.args=oops'], ws, { env: fake.env });
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /model\.acp\.args must be a list of strings/);
     const unknown = await cli(['run', 'count', '--text', 'a', '--set', 'model.acp.comand=x'], ws, { env: fake.env });
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /model\.acp\.comand is not a setting/);
-    const noHttp = await cli(['run', 'count', '--text', 'a'], ws, { env: fake.env });
-    assert.equal(noHttp.code, 2);
-    assert.match(noHttp.stderr, /does not take HTTP MCP servers/);
-    await gone(fake);
+    // An agent without HTTP MCP support is given a stdio server instead: test/acp-stdio-mcp.test.ts.
+    assert.equal(fake.pid(), undefined, 'the agent was never started');
   });
 
   test('a long run (a dozen prompts, each with a tool call): one agent process and one session throughout, nothing on stderr', async () => {

@@ -3,7 +3,9 @@
 // as an agent-apps provider, on the official SDK (@agentclientprotocol/sdk, loaded only here).
 //
 //   start the agent process → initialize (protocol 1) → session/new whose mcpServers is our
-//   in-process MCP server with one `invoke` tool (invoke-server.ts) → session/prompt, once per turn
+//   in-process MCP server with one `invoke` tool (invoke-server.ts: over HTTP when the agent
+//   declares mcpCapabilities.http, else over stdio through the relay it starts) → session/prompt,
+//   once per turn
 //
 // Lifecycle events go to the hook as docs/agents.md names them: `turn-start` before each prompt,
 // `message` for the text (streamed chunks as deltas when a view wants them, the whole text of each
@@ -20,6 +22,7 @@ import type { HookDirective, HookEvent } from '../agent/provider.ts';
 import { VERSION } from '../core/version.ts';
 import { startAgentProcess, type AgentProcess } from './process.ts';
 import { startInvokeServer, type InvokeOutcome, type InvokeServer } from './invoke-server.ts';
+import { RELAY_COMMAND } from './relay-child.ts';
 import { isOurTool, isReportedByUs, toolLabel } from './tools.ts';
 import { PromptTurn, type CassetteEntry } from './turn.ts';
 
@@ -148,7 +151,6 @@ class AcpRun {
     const onAbort = () => this.#interrupt.abort(o.signal.reason);
     o.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      this.#server = await startInvokeServer((code, signal) => this.#invoke(code, signal), (e) => o.onLog('debug', `invoke server: ${e.message}`));
       const app = acp
         .client({ name: 'agent-apps' })
         .onNotification(acp.methods.client.session.update, ({ params }) => this.#update(params))
@@ -168,9 +170,11 @@ class AcpRun {
       if (init.protocolVersion !== acp.PROTOCOL_VERSION) {
         throw new AgentAppsError('E_MODEL', `the ACP agent '${this.#label}' speaks ACP protocol version ${String(init.protocolVersion)}; agent-apps speaks ${acp.PROTOCOL_VERSION}`);
       }
-      if (init.agentCapabilities?.mcpCapabilities?.http !== true) {
-        throw new ConfigurationError(`the ACP agent '${this.#label}' does not take HTTP MCP servers (its initialize answer lacks mcpCapabilities.http), so it cannot be given the invoke tool — check model.acp.command, or update the agent`);
-      }
+      // Every ACP agent takes stdio MCP servers; HTTP is an option it declares. Without it, our
+      // server goes over stdio: the agent starts the relay (invoke-server.ts).
+      const http = init.agentCapabilities?.mcpCapabilities?.http === true;
+      if (!http) o.onLog('debug', `the ACP agent takes no HTTP MCP servers (no mcpCapabilities.http): the invoke tool goes over stdio, through agent-apps ${RELAY_COMMAND}`);
+      this.#server = await startInvokeServer((code, signal) => this.#invoke(code, signal), (e) => o.onLog('debug', `invoke server: ${e.message}`), http ? 'http' : 'stdio');
       const newSession: Acp.NewSessionRequest = { cwd: this.#o.cwd, mcpServers: [this.#server.entry] };
       const session: Acp.NewSessionResponse = await this.#startup('session/new', agent.request(acp.methods.agent.session.new, newSession), init);
       this.#sessionId = session.sessionId;
