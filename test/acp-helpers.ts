@@ -1,4 +1,4 @@
-// Helpers for the ACP suites (SPEC §20): the fixture workspace test/fixtures/acp-ws copied to a
+// Helpers for the ACP suites (docs/agents.md): the fixture workspace test/fixtures/acp-ws copied to a
 // throw-away folder, the fake ACP agent (test/acp-fake-agent.ts) scripted per test and its log,
 // and `agent-apps acp` driven by the SDK's client side over real stdio. Every process started here
 // is stopped when its test ends.
@@ -82,6 +82,12 @@ export interface AcpServer {
   permissions: acp.RequestPermissionRequest[];
   /** How the next permission requests are answered (default: the first allow option). */
   answer: (request: acp.RequestPermissionRequest) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
+  /** Every elicitation request, in order (a client that declared `elicitation` gets them). */
+  elicitations: acp.CreateElicitationRequest[];
+  /** How the next elicitation requests are answered (default: decline). */
+  elicit: (request: acp.CreateElicitationRequest) => acp.CreateElicitationResponse | Promise<acp.CreateElicitationResponse>;
+  /** The initialize answer. */
+  init: acp.InitializeResponse;
   stderr(): string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Closes stdin and waits for the process to exit. */
@@ -92,8 +98,8 @@ interface Owner {
   after(fn: () => unknown): unknown;
 }
 
-/** `agent-apps acp ARGS` in `cwd`, connected to the SDK's client side and initialized. */
-export async function startAcp(t: Owner, args: string[], cwd: string, env: Record<string, string | undefined> = {}): Promise<AcpServer> {
+/** `agent-apps acp ARGS` in `cwd`, connected to the SDK's client side and initialized (declaring `clientCapabilities`). */
+export async function startAcp(t: Owner, args: string[], cwd: string, env: Record<string, string | undefined> = {}, clientCapabilities: acp.ClientCapabilities = {}): Promise<AcpServer> {
   const child = spawn(process.execPath, [BIN, 'acp', ...args], { cwd, env: cliEnv({ NO_COLOR: '1', ...env }), stdio: 'pipe' });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
@@ -101,6 +107,8 @@ export async function startAcp(t: Owner, args: string[], cwd: string, env: Recor
   const server = {} as AcpServer;
   server.updates = [];
   server.permissions = [];
+  server.elicitations = [];
+  server.elicit = () => ({ action: 'decline' });
   server.answer = (r) => {
     const option = r.options.find((o) => o.kind === 'allow_once') ?? r.options[0]!;
     return { outcome: { outcome: 'selected', optionId: option.optionId } };
@@ -111,6 +119,10 @@ export async function startAcp(t: Owner, args: string[], cwd: string, env: Recor
     .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
       server.permissions.push(params);
       return server.answer(params);
+    })
+    .onRequest(acp.methods.client.elicitation.create, async ({ params }) => {
+      server.elicitations.push(params);
+      return server.elicit(params);
     });
   const connection = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as unknown as ReadableStream<Uint8Array>));
   Object.assign(server, {
@@ -130,7 +142,7 @@ export async function startAcp(t: Owner, args: string[], cwd: string, env: Recor
       await exited;
     }
   });
-  await connection.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+  server.init = await connection.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities });
   return server;
 }
 

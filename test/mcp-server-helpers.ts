@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, type ClientCapabilities } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -51,23 +51,35 @@ export interface Owner {
   after(fn: () => unknown): unknown;
 }
 
+/** What a client declares, and its request handlers (`elicitation/create` …), set before it connects. */
+export interface ClientSetup {
+  capabilities?: ClientCapabilities;
+  setup?: (client: Client) => void;
+}
+
+function newClient(era: 'legacy' | 'modern' | undefined, o: ClientSetup): Client {
+  const versionNegotiation = era === 'modern' ? { mode: { pin: '2026-07-28' } as const } : undefined;
+  const options = { ...(versionNegotiation ? { versionNegotiation } : {}), ...(o.capabilities ? { capabilities: o.capabilities } : {}) };
+  const client = new Client({ name: 'agent-apps-test', version: '1.0.0' }, Object.keys(options).length ? options : undefined);
+  o.setup?.(client);
+  return client;
+}
+
 /** The official client over stdio against `agent-apps mcp serve ARGS` in `cwd`. */
-export async function connectStdio(t: Owner, opts: { args?: string[]; cwd?: string; era?: 'legacy' | 'modern' } = {}): Promise<Connection> {
+export async function connectStdio(t: Owner, opts: { args?: string[]; cwd?: string; era?: 'legacy' | 'modern' } & ClientSetup = {}): Promise<Connection> {
   const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', 'serve', ...(opts.args ?? [])], cwd: opts.cwd ?? WS, env: baseEnv(), stderr: 'pipe' });
   let stderr = '';
   transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-  const versionNegotiation = opts.era === 'modern' ? { mode: { pin: '2026-07-28' } as const } : undefined;
-  const client = new Client({ name: 'agent-apps-test', version: '1.0.0' }, versionNegotiation ? { versionNegotiation } : undefined);
+  const client = newClient(opts.era, opts);
   await client.connect(transport);
   t.after(() => client.close());
   return { client, wire: tap(transport), stderr: () => stderr };
 }
 
 /** The official client over Streamable HTTP. */
-export async function connectHttp(t: Owner, url: string, opts: { era?: 'legacy' | 'modern'; token?: string } = {}): Promise<Connection> {
+export async function connectHttp(t: Owner, url: string, opts: { era?: 'legacy' | 'modern'; token?: string } & ClientSetup = {}): Promise<Connection> {
   const transport = new StreamableHTTPClientTransport(new URL(url), opts.token ? { requestInit: { headers: { Authorization: `Bearer ${opts.token}` } } } : undefined);
-  const versionNegotiation = opts.era === 'modern' ? { mode: { pin: '2026-07-28' } as const } : undefined;
-  const client = new Client({ name: 'agent-apps-test', version: '1.0.0' }, versionNegotiation ? { versionNegotiation } : undefined);
+  const client = newClient(opts.era, opts);
   await client.connect(transport);
   t.after(() => client.close());
   return { client, wire: tap(transport), stderr: () => '' };

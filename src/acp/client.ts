@@ -23,6 +23,7 @@ import { VERSION } from '../core/version.ts';
 import { startAgentProcess, type AgentProcess } from './process.ts';
 import { startInvokeServer, type InvokeOutcome, type InvokeServer } from './invoke-server.ts';
 import { RELAY_COMMAND } from './relay-child.ts';
+import { answerForm, formQuestions } from './elicit.ts';
 import { isOurTool, isReportedByUs, toolLabel } from './tools.ts';
 import { PromptTurn, type CassetteEntry } from './turn.ts';
 
@@ -154,7 +155,8 @@ class AcpRun {
       const app = acp
         .client({ name: 'agent-apps' })
         .onNotification(acp.methods.client.session.update, ({ params }) => this.#update(params))
-        .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => this.#permission(params, signal));
+        .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => this.#permission(params, signal))
+        .onRequest(acp.methods.client.elicitation.create, ({ params, signal }) => this.#elicit(params, signal));
       this.#connection = app.connect(acp.ndJsonStream(this.#proc.input, this.#proc.output));
       const agent = this.#connection.agent;
 
@@ -163,7 +165,8 @@ class AcpRun {
         agent.request(acp.methods.agent.initialize, {
           protocolVersion: acp.PROTOCOL_VERSION,
           // The agent uses its own file and terminal tools; agent-apps offers none of the client's.
-          clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+          // Its questions (form elicitation) go to the run's person, or are declined (elicit.ts).
+          clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, elicitation: { form: {} } },
           clientInfo: { name: 'agent-apps', version: VERSION },
         }),
       );
@@ -470,6 +473,36 @@ class AcpRun {
     return { text: toToolText(value) };
   }
 
+  // ── elicitation/create ────────────────────────────────────────────────────────────────────
+
+  /**
+   * The agent asks for input (a form): each field is a question to the run's person — the
+   * terminal, or the editor under `agent-apps acp` — and the form is declined when there is
+   * nobody to ask, or when it is not for this session or not a form (elicit.ts).
+   */
+  async #elicit(params: Acp.CreateElicitationRequest, signal: AbortSignal): Promise<Acp.CreateElicitationResponse> {
+    const sessionId = (params as { sessionId?: unknown }).sessionId;
+    const decline = (why: string): Acp.CreateElicitationResponse => {
+      this.#o.onLog('info', `declined the ACP agent's question (${why}): ${oneLine(params.message)}`, { type: 'elicitation', action: 'decline' });
+      return { action: 'decline' };
+    };
+    if (sessionId !== undefined && sessionId !== this.#sessionId) return decline('not for this session');
+    const questions = formQuestions(params);
+    if (typeof questions === 'string') return decline(questions);
+    const ask = this.#o.ask;
+    if (!ask) return decline('nobody to ask: not a terminal');
+    const both = AbortSignal.any([signal, this.#interrupt.signal]);
+    try {
+      const answer = await answerForm(questions, (text, choices, s) => ask(`The ACP agent '${this.#label}' asks: ${text}`, choices, s), both);
+      this.#o.onLog('info', `${answer.action === 'accept' ? 'answered' : 'declined'} the ACP agent's question: ${oneLine(params.message)}`, { type: 'elicitation', action: answer.action });
+      return answer;
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 'E_NOT_INTERACTIVE') return decline('nobody to ask: not a terminal');
+      if (both.aborted || err instanceof AbortError) return { action: 'cancel' };
+      throw err;
+    }
+  }
+
   // ── session/request_permission ────────────────────────────────────────────────────────────
 
   async #permission(params: Acp.RequestPermissionRequest, signal: AbortSignal): Promise<Acp.RequestPermissionResponse> {
@@ -536,6 +569,12 @@ class AcpRun {
     decide('deny', 'person', "the person running agent-apps denied the ACP agent's own tool");
     return reject();
   }
+}
+
+/** Text from the agent on one log line, not too long. */
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > 120 ? flat.slice(0, 119) + '…' : flat;
 }
 
 function limitError(maxTurns: number): AgentAppsError {

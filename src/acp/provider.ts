@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { AbortError, ConfigurationError } from '../core/errors.ts';
 import type { Context, JsonObject } from '../core/types.ts';
-import { askDesk, notInteractive } from '../kernel/asking.ts';
+import { askDesk, notInteractive, runDesk } from '../kernel/asking.ts';
 import { onClose } from '../kernel/on-close.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
 import type { AcpConfig, AcpRunOptions } from './client.ts';
@@ -42,11 +42,13 @@ export async function runAcpProvider(ctx: Context, args: AcpProviderArgs, o: Acp
     onCode: (code) => ctx.manager.invoke(invokeRef, { code }),
     ...(hookRef ? { onHook: (event) => ctx.manager.invoke(hookRef, event as JsonObject) } : {}),
     onLog: (level, text, fields) => ctx.manager.log({ type: 'acp', tag: 'agent', level, text, ...(fields ?? {}) }),
-    // The agent's own tools go to the person running agent-apps, if there is one (the asker of docs/agents.md).
+    // The agent's own tools and its questions (elicitation) go to the person running agent-apps, if
+    // there is one: the run's own asker (an editor under `agent-apps acp`), else the runtime's
+    // (the terminal) — "Asking a person" in docs/agents.md.
     ask: async (question, choices, askSignal) => {
-      const desk = askDesk(ctx.globals);
-      if (!desk) throw notInteractive(`the ACP agent of '${args.skillName ?? o.provider}' asks to use its own tool`);
-      return (await desk.ask({ kind: 'question', text: question, choices, tool: o.provider }, askSignal)).value;
+      const desk = runDesk(ctx.nonlocals) ?? askDesk(ctx.globals);
+      if (!desk) throw notInteractive(`the ACP agent of '${args.skillName ?? o.provider}' asks a person`);
+      return (await desk.ask({ kind: 'question', text: question, ...(choices.length ? { choices } : {}), tool: o.provider }, askSignal)).value;
     },
     ...(record && o.writeCassette ? { onRecord: (entries: CassetteEntry[]) => o.writeCassette!(record, entries) } : {}),
     onShutdown: (end) => {

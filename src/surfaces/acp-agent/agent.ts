@@ -7,7 +7,9 @@
 //                                 agent text and tool calls stream as session/update (updates.ts);
 //                                 the result is a last agent_message_chunk (text, or JSON), then
 //                                 stopReason end_turn — or a JSON-RPC error with the skill's code
-//   approval gates, ask()       → session/request_permission (asker.ts)
+//   approval gates              → session/request_permission (src/acp/asker.ts)
+//   ask()                       → elicitation/create (a form) when the client declares it, else as
+//                                 an approval (choices) or E_NOT_INTERACTIVE (free text)
 //   session/cancel              → the run is aborted; stopReason cancelled
 // Loaded only by this command (src/surfaces/cli/acp.ts), with the ACP SDK.
 import { invokeUntrusted } from '../../policy/untrusted.ts';
@@ -26,6 +28,7 @@ import type { CliIO } from '../shared/io.ts';
 import { VERSION } from '../../core/version.ts';
 import type { ProgressSink } from '../../agent/trace.ts';
 import { AcpAsker } from '../../acp/asker.ts';
+import { withRunAsker } from '../../kernel/asking.ts';
 import { UpdateMapper, type ProgressEvent } from './updates.ts';
 
 export interface AcpServeOptions {
@@ -69,25 +72,31 @@ export async function serveAcp(opts: AcpServeOptions, g: GlobalOptions, io: CliI
 
   const sessions = new Map<string, Session>();
   let connection: acp.AgentConnection | undefined;
+  /** What the client declared in `initialize` (form elicitation: asker.ts). */
+  let clientCapabilities: acp.ClientCapabilities | undefined;
+  const askerFor = (id: string) => new AcpAsker(() => connection!.client, id, () => clientCapabilities);
 
   const app = acp
     .agent({ name: 'agent-apps' })
-    .onRequest(acp.methods.agent.initialize, () => ({
-      protocolVersion: acp.PROTOCOL_VERSION,
-      agentCapabilities: {
-        loadSession: false,
-        promptCapabilities: { image: false, audio: false, embeddedContext: false },
-        // MCP servers a client offers are not taken: a workspace's own are its `mcp` config (docs/mcp.md).
-        mcpCapabilities: { http: false, sse: false },
-      },
-      agentInfo: { name: 'agent-apps', title: 'agent-apps', version: VERSION },
-      authMethods: [],
-    }))
+    .onRequest(acp.methods.agent.initialize, ({ params }) => {
+      clientCapabilities = params.clientCapabilities;
+      return {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        agentCapabilities: {
+          loadSession: false,
+          promptCapabilities: { image: false, audio: false, embeddedContext: false },
+          // MCP servers a client offers are not taken: a workspace's own are its `mcp` config (docs/mcp.md).
+          mcpCapabilities: { http: false, sse: false },
+        },
+        agentInfo: { name: 'agent-apps', title: 'agent-apps', version: VERSION },
+        authMethods: [],
+      };
+    })
     .onRequest(acp.methods.agent.session.new, async ({ params }) => {
       const cwd = params.cwd;
       if (!path.isAbsolute(cwd) || !isDirectory(cwd)) throw acp.RequestError.invalidParams({ cwd }, `session/new: cwd must be an absolute path to a folder (got '${cwd}')`);
       const id = randomUUID();
-      const runtime = await createRuntime({ ...rtOpts, cwd, reporters: [shown], asker: new AcpAsker(() => connection!.client, id) });
+      const runtime = await createRuntime({ ...rtOpts, cwd, reporters: [shown], asker: askerFor(id) });
       if (level && RANK[level] < RANK.info) runtime.root.manager.configure({ level, global: true });
       const config = runtime.root.locals.config;
       try {
@@ -125,8 +134,10 @@ export async function serveAcp(opts: AcpServeOptions, g: GlobalOptions, io: CliI
       // A run awaiting something with no timer behind it must not let Node exit mid-run.
       const keepAlive = setInterval(() => {}, 1 << 30);
       // An ACP client is an untrusted caller (docs/security.md): the policy checks the request, with
-      // the one skill this server runs as the client's allow-list; trust: ask asks the client.
-      const invocation = invokeUntrusted(session.runtime.root, { name: 'an ACP client', allow: skill }, skill, { message }, { signal: running.signal });
+      // the one skill this server runs as the client's allow-list; trust: ask asks the client. The
+      // run's questions go to this client (withRunAsker: docs/agents.md, "Asking a person").
+      const nonlocals = withRunAsker({}, askerFor(session.id));
+      const invocation = invokeUntrusted(session.runtime.root, { name: 'an ACP client', allow: skill }, skill, { message }, { signal: running.signal, context: { nonlocals } });
       session.answered = invocation.catch(() => {});
       try {
         const value = await invocation;

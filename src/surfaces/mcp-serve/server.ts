@@ -5,20 +5,27 @@
 //
 // One `SkillHost` (runtime + catalog) is shared by every `Server` instance the serving entries
 // build: one per stdio connection, one per HTTP request (2026-07-28) or per session (2025-11-25).
-import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Server, type CallToolResult, type GetPromptResult, type McpServerFactory, type ProgressToken, type Prompt, type ServerContext, type Tool } from '@modelcontextprotocol/server';
-import type { Context, JsonObject } from '../../core/types.ts';
+// A skill that asks — ctx.manager.ask, an approval gate — asks the client when it can answer
+// (elicitation.ts, docs/mcp.md "Questions and approvals").
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Server, isInputRequiredResult, type CallToolResult, type GetPromptResult, type McpServerFactory, type ProgressToken, type Prompt, type ServerContext, type Tool } from '@modelcontextprotocol/server';
+import type { Asker } from '../../core/ask.ts';
+import type { Context, JsonObject, Nonlocals } from '../../core/types.ts';
+import { withRunAsker } from '../../kernel/asking.ts';
 import type { Runtime } from '../../runtime.ts';
 import { formatResult } from '../shared/output.ts';
 import { VERSION } from '../../core/version.ts';
 import { inputSchemaOf, outputSchemaOf, type ExposedSkill, type SkillCatalog } from './catalog.ts';
 import { withProgress } from './progress.ts';
 import { invokeUntrusted } from '../../policy/untrusted.ts';
+import { ParkedRuns, clientAsking } from './elicitation.ts';
 
 export interface CallOptions {
   /** Aborted when the client cancels (or the connection goes): the invocation is aborted with it. */
   signal?: AbortSignal;
   /** Set when the client sent a progress token: receives one line per log or agent event. */
   progress?: (message: string) => void;
+  /** Set when the client can answer questions: the run's asker (elicitation.ts). */
+  asker?: Asker;
 }
 
 export class SkillHost {
@@ -26,10 +33,16 @@ export class SkillHost {
   readonly catalog: SkillCatalog;
   /** Invocations under way, so that a shutdown can let their `finally` blocks run. */
   readonly #running = new Set<Promise<unknown>>();
+  /** 2026-07-28 calls whose run waits for the client's answer to a question. */
+  readonly parked: ParkedRuns;
 
   constructor(runtime: Runtime, catalog: SkillCatalog) {
     this.runtime = runtime;
     this.catalog = catalog;
+    this.parked = new ParkedRuns((running) => {
+      this.#running.add(running);
+      void running.finally(() => this.#running.delete(running)).catch(() => {});
+    });
   }
 
   async listTools(): Promise<Tool[]> {
@@ -51,7 +64,8 @@ export class SkillHost {
     const skill = await this.catalog.find(name);
     if (!skill?.tool) return errorResult('E_TOOL_NOT_FOUND', `no tool '${name}' is served here — tools/list shows the ones that are`);
     // An MCP client is an untrusted caller: the policy checks the request before anything runs (src/policy/).
-    const invoke = () => invokeUntrusted(this.runtime.root, this.catalog.surface, name, args ?? {}, { ...(opts.signal ? { signal: opts.signal } : {}) });
+    const context = opts.asker ? { context: { nonlocals: withRunAsker({} as Nonlocals, opts.asker) } } : {};
+    const invoke = () => invokeUntrusted(this.runtime.root, this.catalog.surface, name, args ?? {}, { ...(opts.signal ? { signal: opts.signal } : {}), ...context });
     const running = opts.progress ? withProgress(opts.progress, invoke) : invoke();
     this.#running.add(running);
     try {
@@ -74,8 +88,9 @@ export class SkillHost {
     return { values: hits.slice(0, 100), total: hits.length, hasMore: hits.length > 100 };
   }
 
-  /** Settles when every invocation under way has, or after `ms`. */
+  /** Settles when every invocation under way has, or after `ms`. Parked runs are aborted: nobody can resume them now. */
   async drain(ms: number): Promise<void> {
+    this.parked.close();
     if (!this.#running.size) return;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.allSettled([...this.#running]), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
@@ -97,7 +112,7 @@ export class SkillHost {
    * pipeline right after `directives` — what the agent would be given, without running it. Args
    * arrive as strings (MCP prompt arguments) and are coerced by the skill's `params`.
    */
-  async getPrompt(name: string, raw: Record<string, string> = {}, signal?: AbortSignal): Promise<GetPromptResult> {
+  async getPrompt(name: string, raw: Record<string, string> = {}, signal?: AbortSignal, asker?: Asker): Promise<GetPromptResult> {
     const skill = await this.catalog.find(name);
     if (!skill?.prompt) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `no prompt '${name}' is served here — prompts/list shows the ones that are`);
     const args = coerceArgs(raw, skill.params);
@@ -118,7 +133,9 @@ export class SkillHost {
     try {
       // Checked as any request from a client is (prompt arguments are args: no $-keys, refs by name …).
       // A prompt is read, not run: a SKILL.md's `!`command`` spans stay as written (runCommands, skills/directives.skill.ts).
-      await invokeUntrusted(this.runtime.root, this.catalog.surface, name, args, { ...(signal ? { signal } : {}), context: { middleware, nonlocals: { runCommands: false } }, as: 'prompt' });
+      const nonlocals = { runCommands: false } as Nonlocals;
+      if (asker) withRunAsker(nonlocals, asker);
+      await invokeUntrusted(this.runtime.root, this.catalog.surface, name, args, { ...(signal ? { signal } : {}), context: { middleware, nonlocals }, as: 'prompt' });
     } catch (err) {
       if (expanded === undefined) {
         const e = err as { code?: unknown; message?: unknown };
@@ -143,6 +160,8 @@ export function createServer(host: SkillHost): Server {
       // `logging` installs the SDK's logging/setLevel handler (2025-11-25 era).
       capabilities: { tools: {}, prompts: {}, resources: {}, logging: {}, completions: {} },
       instructions: `The skills of the agent-apps workspace ${host.runtime.root.locals.config.workspace}. Each tool runs one skill through its full pipeline; errors come back as results whose text starts with a code (E_VALIDATION: …).`,
+      // A 2026-07-28 retry's requestState is checked by the SDK's seam before the handler runs.
+      requestState: { verify: host.parked.verify },
     },
   );
   server.setRequestHandler('tools/list', async () => ({ tools: await host.listTools() }));
@@ -150,8 +169,20 @@ export function createServer(host: SkillHost): Server {
     const { name, arguments: args } = request.params;
     const token = ctx.mcpReq._meta?.progressToken;
     const progress = token === undefined ? undefined : progressNotifier(ctx, token);
-    const result = await host.callTool(name, args ?? {}, { signal: ctx.mcpReq.signal, progress: progress?.send });
+    const asking = clientAsking(server, ctx);
+    const result =
+      asking?.mode === 'rounds' || ctx.mcpReq.requestState() !== undefined
+        ? await host.parked.serve(
+            { method: 'tools/call', name, args: args ?? {} },
+            ctx,
+            asking?.mode === 'rounds' ? asking.client : '(unnamed)',
+            progress?.send,
+            (asker, signal, sink) => host.callTool(name, args ?? {}, { signal, progress: sink, asker }),
+            (message) => errorResult('E_ABORTED', message),
+          )
+        : await host.callTool(name, args ?? {}, { signal: ctx.mcpReq.signal, progress: progress?.send, ...(asking ? { asker: asking.asker } : {}) });
     await progress?.end();
+    if (isInputRequiredResult(result)) return result;
     const skill = host.catalog.peek(name);
     return server.projectCallToolResult(result, skill ? outputSchemaOf(skill) : undefined);
   });
@@ -161,7 +192,23 @@ export function createServer(host: SkillHost): Server {
     if (ref.type !== 'ref/prompt') throw new ProtocolError(ProtocolErrorCode.InvalidParams, `no resource template '${ref.uri}' is served here (agent-apps serves no resources)`);
     return { completion: await host.completePrompt(ref.name, argument.name, argument.value) };
   });
-  server.setRequestHandler('prompts/get', async (request, ctx) => host.getPrompt(request.params.name, request.params.arguments ?? {}, ctx.mcpReq.signal));
+  server.setRequestHandler('prompts/get', async (request, ctx) => {
+    const { name, arguments: raw = {} } = request.params;
+    const asking = clientAsking(server, ctx);
+    if (asking?.mode === 'rounds' || ctx.mcpReq.requestState() !== undefined) {
+      return host.parked.serve(
+        { method: 'prompts/get', name, args: raw },
+        ctx,
+        asking?.mode === 'rounds' ? asking.client : '(unnamed)',
+        undefined,
+        (asker, signal) => host.getPrompt(name, raw, signal, asker),
+        (message) => {
+          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `E_ABORTED: ${message}`);
+        },
+      );
+    }
+    return host.getPrompt(name, raw, ctx.mcpReq.signal, asking?.asker);
+  });
   // No resources are served; the capability is declared so that clients and the conformance
   // suite get an empty list rather than "method not found".
   server.setRequestHandler('resources/list', async () => ({ resources: [] }));
