@@ -25,7 +25,8 @@ export interface Painter {
   green(s: string): string;
 }
 
-const plain: Painter = { red: (s) => s, yellow: (s) => s, dim: (s) => s, bold: (s) => s, cyan: (s) => s, green: (s) => s };
+/** No colour: text for a file or a web page. */
+export const plain: Painter = { red: (s) => s, yellow: (s) => s, dim: (s) => s, bold: (s) => s, cyan: (s) => s, green: (s) => s };
 
 /**
  * chalk, honouring NO_COLOR (set and non-empty, per no-color.org: off everywhere), --no-color, and

@@ -38,6 +38,8 @@ export interface RunFile {
   events: LogEvent[];
   /** 1-based numbers of the lines that are not JSON objects (skipped). */
   malformed: number[];
+  /** The bytes of the file the events were read from (up to its last whole line): where following it goes on. */
+  bytes: number;
 }
 
 // ── finding and reading run files ─────────────────────────────────────────────────────────────
@@ -68,12 +70,13 @@ export function findRun(dir: string, id: string): string {
 /** Reads a run file; a line that is not a JSON object is skipped, and its number kept. A last line without its newline is still being written, and is left out. */
 export function readRun(dir: string, id: string): RunFile {
   const file = path.join(dir, `${id}.jsonl`);
-  const text = fs.readFileSync(file, 'utf8');
-  const end = text.lastIndexOf('\n') + 1;
+  const buf = fs.readFileSync(file);
+  const end = buf.lastIndexOf(0x0a) + 1;
   const events: LogEvent[] = [];
   const malformed: number[] = [];
-  text
-    .slice(0, end)
+  buf
+    .subarray(0, end)
+    .toString('utf8')
     .split('\n')
     .forEach((line, i) => {
       if (!line.trim()) return;
@@ -85,7 +88,7 @@ export function readRun(dir: string, id: string): RunFile {
         malformed.push(i + 1);
       }
     });
-  return { id, file, events, malformed };
+  return { id, file, events, malformed, bytes: end };
 }
 
 /** `run ID: lines 2, 5 are not JSON events — skipped`, or undefined when every line is one. */
@@ -117,6 +120,15 @@ function livePid(dir: string, id: string): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Whether run `id`, whose run-end is not (yet) written, still goes on: its `.live` marker is there
+ * and its process (`pid`, from its run-start; else the marker's) is alive.
+ */
+export function stillGoing(dir: string, id: string, pid?: number): boolean {
+  const marker = livePid(dir, id);
+  return marker !== undefined && alive(pid ?? marker);
 }
 
 /** The exit code a run-end states, or — in a run file written before it said — the one its fields imply. */
@@ -169,9 +181,7 @@ export function summarize(dir: string, run: RunFile, now = Date.now()): RunSumma
     }
     return ended;
   }
-  const marker = livePid(dir, run.id);
-  const pid = typeof start?.pid === 'number' ? start.pid : marker;
-  if (marker !== undefined && alive(pid)) return summary('running', null, Math.max(0, now - started));
+  if (stillGoing(dir, run.id, typeof start?.pid === 'number' ? start.pid : undefined)) return summary('running', null, Math.max(0, now - started));
   // Killed outright: how long it ran is not known.
   return summary('interrupted', null, null);
 }
@@ -287,11 +297,57 @@ function json(value: unknown, indent?: number): string {
   }
 }
 
+/** Dollars as a transcript shows them: `$0.0042`, `$1.20`. */
+export function formatCost(usd: number): string {
+  return `$${usd < 0.01 ? usd.toPrecision(2) : usd.toFixed(2)}`;
+}
+
+const tokensOf = (u: AgentRun['usage']) => ({ i: Number(u?.inputTokens ?? 0) || 0, o: Number(u?.outputTokens ?? 0) || 0 });
+
 function usageText(u: AgentRun['usage'], cost: unknown): string {
-  const i = Number(u?.inputTokens ?? 0) || 0;
-  const o = Number(u?.outputTokens ?? 0) || 0;
-  const usd = typeof cost === 'number' ? `, about $${cost < 0.01 ? cost.toPrecision(2) : cost.toFixed(2)}` : '';
+  const { i, o } = tokensOf(u);
+  const usd = typeof cost === 'number' ? `, about ${formatCost(cost)}` : '';
   return `${i + o} tokens (${i} in, ${o} out)${usd}`;
+}
+
+/**
+ * What a run's models used: the tokens (in and out) and the cost of its agent runs, added up —
+ * each `agent-run` record counts its own model calls, a nested agent's are in its own record.
+ * Undefined when no agent ran; `costUsd` only when a record has a cost.
+ */
+export function runUsage(run: RunFile): { tokens: number; costUsd?: number } | undefined {
+  let tokens = 0;
+  let costUsd: number | undefined;
+  let any = false;
+  for (const e of run.events) {
+    if (e.type !== 'agent-run') continue;
+    any = true;
+    const a = e as AgentRun;
+    const { i, o } = tokensOf(a.usage);
+    tokens += i + o;
+    if (typeof a.costUsd === 'number' && Number.isFinite(a.costUsd)) costUsd = (costUsd ?? 0) + a.costUsd;
+  }
+  return any ? { tokens, ...(costUsd !== undefined ? { costUsd } : {}) } : undefined;
+}
+
+/** An event other than an agent's record that a transcript shows: what a skill logged for the user, a warning, an error. */
+function shownEvent(e: LogEvent): boolean {
+  if (e.tag === 'cli' || e.type === 'agent-run' || e.type === 'agent-usage') return false;
+  return (e.tag === 'user' && e.type === 'message') || e.level === 'warn' || e.level === 'error';
+}
+
+/**
+ * The lines one record of a run file adds to its transcript as it comes (the web view's live
+ * run page): an agent's record as its block (a nested agent's on its own: its caller's record
+ * comes after it), a shown event as its line, anything else nothing.
+ */
+export function transcriptEntry(e: LogEvent, paint: Painter): string[] {
+  const out: string[] = [];
+  if (e.type === 'agent-run' && Array.isArray((e as AgentRun).trace)) {
+    out.push('');
+    agentBlock(e as AgentRun, new Map(), '', paint, out);
+  } else if (shownEvent(e)) out.push('', logLine(e, paint));
+  return out;
 }
 
 export function transcript(run: RunFile, summary: RunSummary, paint: Painter): string {
@@ -319,10 +375,7 @@ export function transcript(run: RunFile, summary: RunSummary, paint: Painter): s
       children.set(a.parentAgentId, list);
     } else top.push({ at: a.startedAt ?? a.timestamp, agent: a });
   }
-  for (const e of run.events) {
-    if (e.tag === 'cli' || e.type === 'agent-run' || e.type === 'agent-usage') continue;
-    if ((e.tag === 'user' && e.type === 'message') || e.level === 'warn' || e.level === 'error') top.push({ at: e.timestamp, event: e });
-  }
+  for (const e of run.events) if (shownEvent(e)) top.push({ at: e.timestamp, event: e });
   top.sort((a, b) => a.at - b.at);
   for (const item of top) {
     out.push('');
