@@ -26,6 +26,7 @@ import { logsReporter, makeDispatch } from './dispatch.ts';
 import { readTokenFile } from '../shared/token-file.ts';
 import { ApprovalBroker } from '../../policy/remote-approval.ts';
 import { approvalRequests, parseApprovals } from './approvals.ts';
+import { viewSession, webView, type WebView } from './web-view.ts';
 
 export interface ServeOptions {
   /** `[HOST:]PORT` of the shared HTTP listener; default 127.0.0.1:8808. */
@@ -148,6 +149,7 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
   const server = http.createServer({ keepAliveTimeout: 5000 });
   let closeSchedules: (() => Promise<void>) | undefined;
   let approvals: { broker: ApprovalBroker; via: string } | undefined;
+  let view: WebView | undefined;
   try {
     // Gateways: a malformed entry is one E_CONFIG line with its file and key; the rest still serve.
     let config: Awaited<ReturnType<typeof gatewaysConfig>> = { entries: [] };
@@ -205,6 +207,13 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
     }
 
     const auth = token === undefined ? undefined : digest(token);
+    // The web view (docs/serve.md, "The web view"): a browser signs in once with ?token=, a cookie after.
+    const session = token === undefined ? undefined : viewSession(token);
+    const web = (view = webView({
+      workspace: runtime.root.locals.config.workspace,
+      ...(approvals ? { approvals: approvals.broker } : {}),
+      tokenOf: (via, id) => (gateways.find((x) => x.name === via)?.gateway as { approvalToken?: (id: string) => string | undefined } | undefined)?.approvalToken?.(id),
+    }));
     server.on('request', (req, res) => {
       const url = new URL(req.url ?? '/', 'http://localhost');
       if (stopping) {
@@ -216,8 +225,9 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, gateways: gateways.map((x) => x.name), running }));
         return;
       }
-      if (auth && !authorized(req, auth)) {
-        res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="agent-apps"' }).end(JSON.stringify({ code: 'E_DENIED', message: 'send Authorization: Bearer <token> (--token-file / AGENT_APPS_SERVE_TOKEN / --token)' }));
+      if (session?.signIn(req, res, url)) return;
+      if (auth && !authorized(req, auth) && !session?.admits(req)) {
+        res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="agent-apps"' }).end(JSON.stringify({ code: 'E_DENIED', message: 'send Authorization: Bearer <token> (--token-file / AGENT_APPS_SERVE_TOKEN / --token); in a browser, open /?token=<token> once' }));
         return;
       }
       // The drain waits for the answer to be written, not only for the skill to return.
@@ -225,6 +235,8 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
       void (async () => {
         if (approvalRequests(approvals?.broker, approvals?.via, req, res, url)) return;
         for (const { gateway } of gateways) if (gateway.http && (await gateway.http(req, res, url))) return;
+        // After the gateways: a web route of its own on / wins (docs/decisions.md).
+        if (web.http(req, res, url)) return;
         res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'E_NOT_FOUND', message: `no route for ${req.method} ${url.pathname}` }));
       })().catch((err: unknown) => {
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'E_INTERNAL', message: (err as Error).message }));
@@ -306,6 +318,7 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
     // finishes. The listener is closed only after: Node's server.close() also ends connections
     // it counts as idle, among them one whose request is still being answered.
     await Promise.all(gateways.map((x) => x.gateway.close().catch(() => {})));
+    view?.close();
     approvals?.broker.close();
     await closeSchedules?.().catch(() => {});
     if (running > 0) {

@@ -21,8 +21,10 @@ pre{background:#f4f4f4;padding:.6rem;overflow:auto;white-space:pre-wrap;word-bre
 button{font-size:1.1rem;padding:.6rem 1.4rem;margin-right:.6rem;border-radius:.4rem;border:1px solid #888}
 .allow{background:#1f7a3a;color:#fff}.deny{background:#a32020;color:#fff}.muted{color:#666}`;
 
-export function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`;
+/** A page; `nonce` goes on its style (a Content-Security-Policy with nonces: the web view), `style` after the common one. */
+export function page(title: string, body: string, opts: { nonce?: string; style?: string } = {}): string {
+  const nonce = opts.nonce ? ` nonce="${escapeHtml(opts.nonce)}"` : '';
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title><style${nonce}>${STYLE}${opts.style ?? ''}</style></head><body>${body}</body></html>`;
 }
 
 /** The call a gate is for, as HTML (the web view shows the same). */

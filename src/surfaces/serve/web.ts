@@ -200,5 +200,7 @@ export default function webGateway(ctx: GatewayContext): Gateway {
       closed = true;
     },
     describe: () => routes.map((r) => `${r.method} ${r.path} → ${r.skill}`),
-  } as Gateway & { describe(): string[] };
+    // The web view's Allow / Deny for a gate this gateway sent (web-view.ts).
+    approvalToken: (id: string) => approvals?.tokenOf(id),
+  } as Gateway & { describe(): string[]; approvalToken(id: string): string | undefined };
 }
