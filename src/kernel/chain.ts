@@ -49,7 +49,7 @@ export class Chain {
   /** The tool's own function has run (at most once per invocation). */
   #fnRan = false;
   /** The entries (and hooks) running now, innermost last: whose `next()` is being called. */
-  readonly #frames: HookFrame[] = [];
+  #frames: HookFrame[] | undefined;
   /** `$next` hooks from the plan (docs/events.md); undefined means no wrapper at all. */
   nextHooks: readonly HookRef[] | undefined;
   readonly #host: ChainHost;
@@ -70,7 +70,8 @@ export class Chain {
 
   /** `ctx.manager.next()`: runs the rest of the chain from the calling entry. */
   next(): Promise<unknown> {
-    const top = this.#frames.length ? this.#frames[this.#frames.length - 1]! : undefined;
+    const frames = this.#frames;
+    const top = frames?.length ? frames[frames.length - 1]! : undefined;
     if (top) {
       if (top.calledNext) {
         this.#host.log({ type: 'next-called-twice', tag: 'pipeline', level: 'warn', code: 'E_NEXT_CALLED_TWICE', text: `'${top.entry.name}' called next() more than once; the second call is a no-op`, entry: top.entry.name });
@@ -89,7 +90,7 @@ export class Chain {
 
   /** `hooks` as an onion around `inner` (docs/events.md), on this chain's frames. */
   wrap(hooks: readonly HookRef[], inner: () => Promise<unknown>, info: HookInfo): Promise<unknown> {
-    return runHooks(this.#frames, hooks, 0, inner, info, (hook) => this.#host.invokeHook(hook, info));
+    return runHooks((this.#frames ??= []), hooks, 0, inner, info, (hook) => this.#host.invokeHook(hook, info));
   }
 
   // Not an async function: the chain steps once per entry of every invocation, and an async
@@ -140,7 +141,7 @@ export class Chain {
   #runEntry(entry: ChainEntry): Promise<unknown> {
     const host = this.#host;
     const frame: HookFrame = { entry, calledNext: false };
-    this.#frames.push(frame);
+    (this.#frames ??= []).push(frame);
     let pending: unknown;
     try {
       pending = entry.fn ? entry.fn(host.ctx, entry.args) : host.invokeEntry(entry);
@@ -160,8 +161,13 @@ export class Chain {
 
   /** The entry's frame leaves the stack of running entries. */
   #drop(frame: HookFrame): void {
-    const i = this.#frames.lastIndexOf(frame);
-    if (i !== -1) this.#frames.splice(i, 1);
+    const frames = this.#frames!;
+    // Almost always the innermost frame: pop it, without the array splice() returns.
+    if (frames[frames.length - 1] === frame) frames.pop();
+    else {
+      const i = frames.lastIndexOf(frame);
+      if (i !== -1) frames.splice(i, 1);
+    }
   }
 
   /** An entry that failed: a refusal unwinds like a return; any other error goes on up. */

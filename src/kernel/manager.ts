@@ -33,7 +33,8 @@ export class Manager implements ContextManager, ChainHost {
   aborted = false;
   abortReason: unknown;
   seedSignal: AbortSignal | undefined;
-  readonly #signal = new ComposedSignal();
+  /** Made on first need (a read of run.signal): most contexts never read theirs. */
+  #signal: ComposedSignal | undefined;
 
   constructor(ctx: ContextImpl, kernel: KernelServices, tool: LoadedTool, entries: readonly ChainEntry[]) {
     this.ctx = ctx;
@@ -54,9 +55,17 @@ export class Manager implements ContextManager, ChainHost {
 
   get fn(): (() => unknown) | undefined {
     const fn = this.tool.fn;
-    const ctx = this.ctx;
-    return fn ? () => fn(ctx, ctx.args) : undefined;
+    if (!fn) return undefined;
+    // One closure per tool function (refresh() may change the tool), not one per read.
+    if (this.#call === undefined || this.#callOf !== fn) {
+      const ctx = this.ctx;
+      this.#callOf = fn;
+      this.#call = () => fn(ctx, ctx.args);
+    }
+    return this.#call;
   }
+  #callOf: ToolDef['fn'] | undefined;
+  #call: (() => unknown) | undefined;
 
   has(name: string): boolean {
     return this.kernel.registry.has(name, this.ctx.locals.config.paths);
@@ -107,7 +116,7 @@ export class Manager implements ContextManager, ChainHost {
     this.aborted = true;
     this.abortReason = reason;
     if (!quiet) this.log({ type: 'abort', tag: 'pipeline', level: 'info', text: `aborted${reason === undefined ? '' : `: ${reason instanceof Error ? reason.message : String(reason)}`}`, ...(reason === undefined ? {} : { reason }) });
-    this.#signal.abort(reason);
+    this.#signal?.abort(reason);
   }
 
   isAborted(): boolean {
@@ -132,7 +141,7 @@ export class Manager implements ContextManager, ChainHost {
   }
 
   get signal(): AbortSignal {
-    return this.#signal.get({
+    return (this.#signal ??= new ComposedSignal()).get({
       parent: () => this.parentManager()?.signal,
       seed: this.seedSignal,
       aborted: () => (this.isAborted() ? { reason: this.effectiveAbortReason() } : undefined),
@@ -141,7 +150,7 @@ export class Manager implements ContextManager, ChainHost {
 
   /** Called when the invocation settles: drop the listeners this context put on others. */
   dispose(): void {
-    this.#signal.release();
+    this.#signal?.release();
   }
 
   // ── invoke, refresh ─────────────────────────────────────────────────────────────────────
