@@ -4,6 +4,9 @@
 // stdio and Streamable HTTP, in a 2025-11-25 session (`elicitation/create` within the call) and in
 // the 2026-07-28 era (input_required, the client's retry resumes the parked run). A client
 // without the capability is refused as before; a tampered requestState is refused.
+// Client side: an SDK McpServer that elicits, in a workspace's .mcp.json, pinned to each era: a
+// run with an asker is asked and the server gets the answers; a headless run declines; and a
+// server's question inside a call that `mcp serve` runs goes on to that server's MCP client.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -12,7 +15,9 @@ import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { connectHttp, connectStdio, startHttp, text, until, type Connection, type ServeProcess } from './mcp-server-helpers.ts';
 import { writeAgentSkills } from './agent-helpers.ts';
-import { writeFiles } from './helpers.ts';
+import { fixture, logs, writeFiles } from './helpers.ts';
+import { createRuntime, type Answer as AskAnswer, type Asker, type Question } from '../src/index.ts';
+import { mcpWorkspace, stdio } from './mcp-client-helpers.ts';
 
 const PICK = `export const frontmatter = { name: 'pick', description: 'Asks for a colour, then a name.' };
 export default async function (ctx) {
@@ -199,3 +204,73 @@ for (const transport of ['stdio', 'http'] as const) {
   }
 }
 
+// ── the client side ─────────────────────────────────────────────────────────────────────────
+
+const ELICIT = fixture('mcp-client-ws', 'servers', 'elicit.mjs');
+const ERAS = { old: '2025-11-25', new: '2026-07-28' } as const;
+
+/** An asker that answers from a script and records the questions. */
+function scripted(answers: string[]): Asker & { questions: Question[] } {
+  const questions: Question[] = [];
+  return {
+    questions,
+    async ask(question): Promise<AskAnswer> {
+      questions.push(question);
+      return { value: answers.shift() ?? '' };
+    },
+  };
+}
+
+describe('a server that asks: the run’s asker answers it', () => {
+  const servers = Object.fromEntries(Object.entries(ERAS).map(([name, protocol]) => [name, { ...stdio(ELICIT), protocol }]));
+
+  test('with an asker: a question per field (choices plus decline; free text), and the server gets the content', async (t) => {
+    const ws = mcpWorkspace(t, servers);
+    for (const name of Object.keys(ERAS)) {
+      const asker = scripted(['green', '3']);
+      const rt = await createRuntime({ cwd: ws, asker });
+      t.after(() => rt.close());
+      assert.deepEqual(JSON.parse(String(await rt.invoke(`${name}-ask`, {}))), { action: 'accept', content: { colour: 'green', count: 3 } }, name);
+      assert.deepEqual(
+        asker.questions.map((q) => [q.tool, q.text, q.choices?.map((c) => c.value)]),
+        [
+          [`${name}-ask`, 'Pick a colour — Colour', ['red', 'green', '(decline)']],
+          [`${name}-ask`, 'Pick a colour — How many (at least one) (an empty answer skips it)', undefined],
+        ],
+        name,
+      );
+      const declining = scripted(['(decline)']);
+      const rt2 = await createRuntime({ cwd: ws, asker: declining });
+      t.after(() => rt2.close());
+      assert.deepEqual(JSON.parse(String(await rt2.invoke(`${name}-ask`, {}))), { action: 'decline', content: null }, name);
+    }
+  });
+
+  test('headless (nobody to ask): declined, with a warning in the log', async (t) => {
+    const ws = mcpWorkspace(t, servers);
+    const rt = await createRuntime({ cwd: ws });
+    t.after(() => rt.close());
+    for (const name of Object.keys(ERAS)) {
+      assert.deepEqual(JSON.parse(String(await rt.invoke(`${name}-ask`, {}))), { action: 'decline', content: null }, name);
+    }
+    const warned = logs(rt).filter((e) => e.type === 'elicitation');
+    assert.deepEqual(warned.map((e) => [e.server, e.level, e.text]), Object.keys(ERAS).map((name) => [name, 'warn', `MCP server '${name}' asked for input: declined — nobody to ask (not a terminal; no asker)`]));
+  });
+
+  test('inside a call that mcp serve runs, the server’s question goes on to the MCP client of mcp serve', async (t) => {
+    const ws = mcpWorkspace(t, servers, { 'skills/relay.skill.mjs': `export const frontmatter = { name: 'relay', description: 'Calls a tool that asks.' };\nexport default (ctx) => ctx.manager.invoke('new-ask', {});\n` });
+    for (const era of ['legacy', 'modern'] as const) {
+      const asked: string[] = [];
+      const answers = [{ action: 'accept', content: { answer: 'red' } }, { action: 'accept', content: { answer: '' } }];
+      const { client } = await connectStdio(t, {
+        cwd: ws,
+        era,
+        capabilities: { elicitation: { form: {} } },
+        setup: (c) => c.setRequestHandler('elicitation/create', async (request) => (asked.push((request.params as { message: string }).message), (answers.shift() ?? { action: 'cancel' }) as never)),
+      });
+      const result = await client.callTool({ name: 'relay', arguments: {} });
+      assert.deepEqual(JSON.parse(text(result)), { action: 'accept', content: { colour: 'red' } }, era);
+      assert.deepEqual(asked, ['new-ask asks: Pick a colour — Colour', 'new-ask asks: Pick a colour — How many (at least one) (an empty answer skips it)'], era);
+    }
+  });
+});

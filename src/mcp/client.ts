@@ -14,6 +14,10 @@
 //   fails the call and its stream is cancelled — over HTTP through the fetch handed to the SDK's
 //   transport (a JSON body in total, an SSE stream event by event), over stdio per line
 //   (client-stdio.ts); and a call lasts at most maxCallMs, however much progress it reports.
+// - Elicitation (docs/mcp.md, "When a server asks"): the client declares form elicitation; a
+//   server's `elicitation/create` (2025-11-25), or an input_required round the SDK's driver
+//   fulfils through the same handler (2026-07-28), is asked through the asker of the run whose
+//   call is in flight (elicitation.ts), and declined when there is nobody to ask.
 import { Client, ReadBuffer, StreamableHTTPClientTransport, serializeMessage, type CallToolResult, type FetchLike, type Tool, type Transport } from '@modelcontextprotocol/client';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
@@ -22,6 +26,8 @@ import type { LogInput } from '../core/types.ts';
 import { VERSION } from '../core/version.ts';
 import { describeServer, whereConfigured, type HttpServer, type ServerConfig } from './config.ts';
 import { SpawnedTransport, spawnServer, type ProcessInfo, type SpawnedServer } from './client-stdio.ts';
+import type { Asker } from '../core/ask.ts';
+import { askForm, type FormRequest } from './elicitation.ts';
 
 /** A server's error text in an E_MCP_TOOL message is cut here. */
 const MAX_ERROR_TEXT = 8192;
@@ -78,6 +84,55 @@ interface Flight {
 export interface CallHooks {
   signal?: AbortSignal;
   onProgress?(p: { progress: number; total?: number; message?: string }): void;
+  /** Who answers the server's questions during this call: the run's asker; none when headless. */
+  asker?: Asker;
+  /** The tool's name as the run knows it (its bare name), for the questions. */
+  name?: string;
+}
+
+/**
+ * The calls in flight on one connection, with their runs' askers. A server's elicitation names
+ * no call (on stdio it cannot), so it goes to the asker they share; with none, or with calls
+ * from runs that ask different people, it is declined — a question never reaches the wrong person.
+ */
+class CallAskers {
+  readonly #calls = new Map<AbortController, { asker: Asker | undefined; name: string }>();
+  readonly #server: string;
+  readonly #log: (event: LogInput) => void;
+
+  constructor(server: string, log: (event: LogInput) => void) {
+    this.#server = server;
+    this.#log = log;
+  }
+
+  add(ctl: AbortController, asker: Asker | undefined, name: string): void {
+    this.#calls.set(ctl, { asker, name });
+  }
+
+  delete(ctl: AbortController): void {
+    this.#calls.delete(ctl);
+  }
+
+  async answer(params: { mode?: unknown; message?: unknown; requestedSchema?: unknown }, signal: AbortSignal): Promise<{ action: 'accept'; content: Record<string, string | number | boolean | string[]> } | { action: 'decline' } | { action: 'cancel' }> {
+    const calls = [...this.#calls.entries()];
+    const askers = new Set(calls.map(([, c]) => c.asker));
+    const [only] = askers;
+    const why =
+      params.mode === 'url' ? 'a URL-mode request (agent-apps answers forms only)'
+      : !calls.length ? 'no call of a run is in flight'
+      : askers.size > 1 ? 'calls from runs that ask different people are in flight, and the request names none of them'
+      : !only ? 'nobody to ask (not a terminal; no asker)'
+      : undefined;
+    if (why || !only) {
+      this.#log({ type: 'elicitation', tag: 'mcp', level: 'warn', server: this.#server, action: 'decline', text: `MCP server '${this.#server}' asked for input: declined — ${why}` });
+      return { action: 'decline' };
+    }
+    const one = calls.length === 1 ? calls[0] : undefined;
+    const sig = one ? AbortSignal.any([signal, one[0].signal]) : signal;
+    const result = await askForm(only, one?.[1].name ?? this.#server, params as FormRequest, sig);
+    this.#log({ type: 'elicitation', tag: 'mcp', level: 'info', server: this.#server, action: result.action, text: `MCP server '${this.#server}' asked for input: ${result.action === 'accept' ? 'answered' : `${result.action}d`}` });
+    return result;
+  }
 }
 
 export class Connection {
@@ -91,11 +146,13 @@ export class Connection {
   #process: ProcessInfo | undefined;
   #transport: Transport;
   #flight: Flight;
+  #askers: CallAskers;
   #closed = false;
 
-  private constructor(server: ServerConfig, client: Client, transport: Transport, tools: Tool[], protocol: string, startMs: number, info: ProcessInfo | undefined, flight: Flight) {
+  private constructor(server: ServerConfig, client: Client, transport: Transport, tools: Tool[], protocol: string, startMs: number, info: ProcessInfo | undefined, flight: Flight, askers: CallAskers) {
     this.#transport = transport;
     this.#flight = flight;
+    this.#askers = askers;
     this.server = server;
     this.#client = client;
     this.tools = tools;
@@ -135,7 +192,11 @@ export class Connection {
   static async #open(server: ServerConfig, hooks: ConnectionHooks, mode: 'auto' | 'legacy' | { pin: string }, spawned?: SpawnedServer): Promise<Connection> {
     const t0 = performance.now();
     const startTimeout = Math.max(server.timeoutMs, START_TIMEOUT_MS);
-    const client = new Client({ name: 'agent-apps', version: VERSION }, { versionNegotiation: { mode, probe: { timeoutMs: 5000 } } });
+    // Form elicitation is declared on every connection (docs/decisions.md): one connection serves
+    // runs with and without someone to ask, and a 2025-11-25 session fixes its capabilities.
+    const client = new Client({ name: 'agent-apps', version: VERSION }, { versionNegotiation: { mode, probe: { timeoutMs: 5000 } }, capabilities: { elicitation: { form: {} } } });
+    const askers = new CallAskers(server.name, hooks.log);
+    client.setRequestHandler('elicitation/create', (request, ctx) => askers.answer(request.params, ctx.mcpReq.signal));
     let info: ProcessInfo | undefined;
     let transport: Transport;
     const opening = new AbortController();
@@ -171,7 +232,7 @@ export class Connection {
       hooks.log({ type: 'server-start', tag: 'mcp', level: 'debug', server: server.name, protocol, tools: tools.length, ms: Math.round(startMs), text: `MCP server '${server.name}' ready in ${Math.round(startMs)} ms (protocol ${protocol}, ${tools.length} tools)` });
       flight.inflight.delete(opening);
       guard.settled = true;
-      return new Connection(server, client, transport, tools, protocol, startMs, info, flight);
+      return new Connection(server, client, transport, tools, protocol, startMs, info, flight, askers);
     } catch (err) {
       await closeQuietly(client, transport);
       const reason: unknown = opening.signal.reason;
@@ -194,9 +255,14 @@ export class Connection {
     // (A timer longer than 2^31-1 ms would fire at once: no call waits that long anyway.)
     const timer = setTimeout(() => ctl.abort(new CallExpired(server.maxCallMs)), Math.min(server.maxCallMs, 2 ** 31 - 1));
     this.#flight.inflight.add(ctl);
+    this.#askers.add(ctl, hooks.asker, hooks.name ?? tool);
+    // The SDK's retry of a 2026-07-28 input_required round does not carry the call's signal: an
+    // abort ends the call here whatever the SDK still waits for.
+    const aborted = new Promise<never>((_, reject) => ctl.signal.addEventListener('abort', () => reject(ctl.signal.reason), { once: true }));
+    aborted.catch(() => {});
     let result: CallToolResult;
     try {
-      result = (await guards.run({ ctl, link: true, settled: false }, () =>
+      result = (await Promise.race([aborted, guards.run({ ctl, link: true, settled: false }, () =>
         this.#client.callTool(
           { name: tool, arguments: (args ?? {}) as Record<string, unknown> },
           {
@@ -207,7 +273,7 @@ export class Connection {
             signal: ctl.signal,
           },
         ),
-      )) as CallToolResult;
+      )])) as CallToolResult;
     } catch (err) {
       const reason: unknown = ctl.signal.reason;
       if (reason instanceof TooLarge) throw tooLargeError(server, `tools/call '${tool}'`, reason);
@@ -220,6 +286,7 @@ export class Connection {
       clearTimeout(timer);
       hooks.signal?.removeEventListener('abort', onAbort);
       this.#flight.inflight.delete(ctl);
+      this.#askers.delete(ctl);
       // What is left of the call's HTTP requests (a stream the server keeps open) is closed.
       if (!ctl.signal.aborted) ctl.abort(new Error('the call is over'));
     }

@@ -27,6 +27,7 @@ import { bareName, fingerprint, normaliseName, parseMcpKey, parseServer, parseTo
 import type { Connection } from './client.ts';
 import type { WorkspaceTrust } from '../policy/workspace-trust.ts';
 import { commandLine } from '../core/command-line.ts';
+import { askDesk, runDesk } from '../kernel/asking.ts';
 
 /** What the hub needs of the registry (an interface: the hub is the registry's plug-in, not its part). */
 export interface HubHost {
@@ -363,8 +364,12 @@ export class McpHub implements ToolSource {
       mcp: { server, tool: t.name, authorityDir: config.authority?.dir },
       async fn(ctx, args) {
         const conn = await hub.connection(config);
+        // The server's questions go to whoever this run asks (docs/mcp.md, "When a server asks").
+        const asker = runDesk(ctx.nonlocals) ?? askDesk(ctx.globals);
         return conn.call(t.name, args, {
           signal: ctx.run.signal,
+          name,
+          ...(asker ? { asker } : {}),
           onProgress: (p) => ctx.manager.log({ type: 'progress', tag: 'mcp', level: 'info', server, tool: t.name, ...p, text: `${server} ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${printable(p.message)}` : ''}` }),
         });
       },
