@@ -97,7 +97,7 @@ describe('ACP elicitation', () => {
     assert.match(asked[2]!, /\nLines \(a whole number, at least 1\)\n'zero' is not a whole number: try again$/);
     assert.match(asked[3]!, /\nOverwrite it\?$/);
     assert.deepEqual(
-      ((server.elicitations[3] as { requestedSchema: { properties: { answer: { oneOf: unknown } } } }).requestedSchema.properties.answer.oneOf),
+      (server.elicitations[3] as unknown as { requestedSchema: { properties: { answer: { oneOf: unknown } } } }).requestedSchema.properties.answer.oneOf,
       [
         { const: 'true', title: 'yes' },
         { const: 'false', title: 'no' },
