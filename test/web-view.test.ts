@@ -12,6 +12,7 @@ import path from 'node:path';
 import { ApprovalBroker } from '../src/policy/remote-approval.ts';
 import { viewSession, webView, VIEW_COOKIE, type WebView } from '../src/surfaces/serve/web-view.ts';
 import { tempDir, until, type Owner } from './mcp-server-helpers.ts';
+import { startServe, workspace } from './serve-helpers.ts';
 
 const DONE = 'aaaaaaaa-1111-4111-8111-000000000001';
 const KILLED = 'bbbbbbbb-2222-4222-8222-000000000002';
@@ -253,5 +254,24 @@ describe('signing in to the view with the bearer token', () => {
       assert.equal(session.signIn(x.req, res, x.url), false, `${method} ${url}`);
       assert.equal(got.status, undefined);
     }
+  });
+});
+
+describe('the web view in a serve process', () => {
+  test('served with no gateway and no schedule; a web route of its own on / wins, the view keeps the paths left to it', async (t) => {
+    const bare = workspace(t, 'description: nothing served', {});
+    const plain = await startServe(t, bare);
+    const view = await fetch(`${plain.url}/`);
+    assert.equal(view.status, 200);
+    assert.match(view.headers.get('content-type')!, /^text\/html/);
+    assert.match(await view.text(), /No recorded runs yet/);
+    const ws = workspace(t, 'gateways:\n  site:\n    type: web\n    routes:\n      - { method: GET, path: /, skill: home }', { home: { body: "async () => 'the home page'" } });
+    fs.mkdirSync(path.join(ws, '.agent-apps', 'runs'), { recursive: true });
+    fs.writeFileSync(path.join(ws, '.agent-apps', 'runs', `${DONE}.jsonl`), line({ type: 'run-start', tag: 'cli', skill: 'home', args: {}, timestamp: T0 }) + line({ type: 'run-end', tag: 'cli', skill: 'home', text: 'run home: ok', exitCode: 0, durationMs: 5, timestamp: T0 + 5 }));
+    const served = await startServe(t, ws);
+    assert.equal(await (await fetch(`${served.url}/`)).text(), 'the home page');
+    const run = await fetch(`${served.url}/runs/${DONE}`);
+    assert.equal(run.status, 200);
+    assert.match(await run.text(), /status   ok \(exit 0\) in 5 ms/);
   });
 });
