@@ -11,6 +11,8 @@
 //   ask()                       → elicitation/create (a form) when the client declares it, else as
 //                                 an approval (choices) or E_NOT_INTERACTIVE (free text)
 //   session/cancel              → the run is aborted; stopReason cancelled
+//   session/load, session/resume → the session again, from its run file (history.ts): load
+//                                 replays it as session/updates first, resume does not
 // Loaded only by this command (src/surfaces/cli/acp.ts), with the ACP SDK.
 import { invokeUntrusted } from '../../policy/untrusted.ts';
 import fs from 'node:fs';
@@ -29,7 +31,10 @@ import { VERSION } from '../../core/version.ts';
 import type { ProgressSink } from '../../agent/trace.ts';
 import { AcpAsker } from '../../acp/asker.ts';
 import { withRunAsker } from '../../kernel/asking.ts';
+import { findWorkspace } from '../../loader/search-paths.ts';
+import { jsonlReporter, recordsRuns } from '../shared/reporters.ts';
 import { UpdateMapper, type ProgressEvent } from './updates.ts';
+import { PROMPT_EVENT, TURN_EVENT, joinChunks, readHistory, runStart } from './history.ts';
 
 export interface AcpServeOptions {
   /** The skill a prompt runs (default `main`). */
@@ -38,7 +43,12 @@ export interface AcpServeOptions {
 
 interface Session {
   id: string;
+  cwd: string;
   runtime: Runtime;
+  /** When this process opened it (run-end's durationMs). */
+  openedAt: number;
+  /** The updates of the prompt under way, for its record (history.ts). */
+  turn?: acp.SessionUpdate[];
   /** The prompt under way: aborting it cancels the run. */
   running?: AbortController;
   /** Settles when the prompt under way has answered. */
@@ -76,6 +86,73 @@ export async function serveAcp(opts: AcpServeOptions, g: GlobalOptions, io: CliI
   let clientCapabilities: acp.ClientCapabilities | undefined;
   const askerFor = (id: string) => new AcpAsker(() => connection!.client, id, () => clientCapabilities);
 
+  /**
+   * A session's runtime, for the workspace at `cwd`: the skill resolved (an error now, not at the
+   * first prompt), the session recorded in its run file, its agent events as session/updates.
+   */
+  async function open(id: string, cwd: string, how: 'new' | 'load' | 'resume'): Promise<Session> {
+    const runtime = await createRuntime({ ...rtOpts, cwd, reporters: [shown], asker: askerFor(id) });
+    if (level && RANK[level] < RANK.info) runtime.root.manager.configure({ level, global: true });
+    const config = runtime.root.locals.config;
+    try {
+      await runtime.root.globals.internals.kernel.resolve(skill, config.paths, config.cwd);
+    } catch (err) {
+      await runtime.close();
+      if (err instanceof ToolNotFoundError) {
+        const why = skill === 'main' ? `the workspace ${config.workspace} has no main skill — create skills/main.md, or start agent-apps acp --skill NAME` : err.message;
+        throw new acp.RequestError(-32602, `E_TOOL_NOT_FOUND: ${why}`, { code: 'E_TOOL_NOT_FOUND', exitCode: EXIT.usage });
+      }
+      throw skillError(err);
+    }
+    // The session's run file: <workspace>/.agent-apps/runs/<session id>.jsonl, appended to when the
+    // session is loaded or resumed (touched first, so that the reporter's pruning keeps it).
+    if (recordsRuns(config.workspace)) {
+      try {
+        const file = path.join(config.workspace, '.agent-apps', 'runs', `${id}.jsonl`);
+        if (fs.existsSync(file)) fs.utimesSync(file, new Date(), new Date());
+        runtime.root.manager.configure({ reporter: jsonlReporter(config.workspace, id), global: true });
+      } catch (err) {
+        note(`${paint.yellow('warn')}: cannot record session ${id} under ${config.workspace}/.agent-apps (${(err as Error).message}): session/load will not find it`);
+      }
+    }
+    runtime.root.manager.log(runStart(id, skill, cwd, how));
+    const session: Session = { id, cwd, runtime, openedAt: Date.now(), updates: Promise.resolve() };
+    sessions.set(id, session);
+    // The run's agent events, as session/updates of this session, in order.
+    const mapper = new UpdateMapper();
+    const sink: ProgressSink = (e) => {
+      for (const update of mapper.map(e as ProgressEvent)) send(session, update);
+    };
+    sink.deltas = true;
+    runtime.root.globals.internals.progress = sink;
+    note(`session ${id}: ${skill} in ${config.workspace}${how === 'new' ? '' : ` (${how === 'load' ? 'loaded' : 'resumed'})`}`);
+    return session;
+  }
+
+  /**
+   * session/load and session/resume: the session from its run file in the workspace at `cwd` (or
+   * still open in this process); load replays its history first. An id with no record here is
+   * -32002 (session not found), and the connection goes on.
+   */
+  async function reopen(id: string, cwd: string, how: 'load' | 'resume'): Promise<void> {
+    checkCwd(cwd, `session/${how}`);
+    const live = sessions.get(id);
+    if (live && live.cwd !== cwd) throw acp.RequestError.invalidParams({ cwd }, `session/${how}: session ${id} works in ${live.cwd}, not ${cwd}`);
+    const history = readHistory(findWorkspace(cwd), id);
+    if (!live) {
+      if (!history) throw acp.RequestError.sessionNotFound(id);
+      if (history.cwd !== undefined && history.cwd !== cwd) throw acp.RequestError.invalidParams({ cwd }, `session/${how}: session ${id} worked in ${history.cwd}, not ${cwd}`);
+      if (history.skill !== skill) throw acp.RequestError.invalidParams({ sessionId: id }, `session/${how}: session ${id} ran '${history.skill ?? '?'}'; this agent-apps acp runs '${skill}' (start it with --skill ${history.skill ?? 'NAME'})`);
+      if (history.openIn !== undefined && history.openIn !== process.pid) throw acp.RequestError.invalidRequest({ sessionId: id }, `session/${how}: session ${id} is open in another agent-apps process (pid ${history.openIn})`);
+    }
+    const session = live ?? (await open(id, cwd, how));
+    if (how === 'load' && history) {
+      for (const update of history.updates) send(session, update, false);
+      // session/load answers once the history is out (ACP: the replay comes before the answer).
+      await session.updates;
+    }
+  }
+
   const app = acp
     .agent({ name: 'agent-apps' })
     .onRequest(acp.methods.agent.initialize, ({ params }) => {
@@ -83,7 +160,9 @@ export async function serveAcp(opts: AcpServeOptions, g: GlobalOptions, io: CliI
       return {
         protocolVersion: acp.PROTOCOL_VERSION,
         agentCapabilities: {
-          loadSession: false,
+          // Sessions are recorded as run files: session/load replays one, session/resume goes on (history.ts).
+          loadSession: true,
+          sessionCapabilities: { resume: {} },
           promptCapabilities: { image: false, audio: false, embeddedContext: false },
           // MCP servers a client offers are not taken: a workspace's own are its `mcp` config (docs/mcp.md).
           mcpCapabilities: { http: false, sse: false },
@@ -93,33 +172,17 @@ export async function serveAcp(opts: AcpServeOptions, g: GlobalOptions, io: CliI
       };
     })
     .onRequest(acp.methods.agent.session.new, async ({ params }) => {
-      const cwd = params.cwd;
-      if (!path.isAbsolute(cwd) || !isDirectory(cwd)) throw acp.RequestError.invalidParams({ cwd }, `session/new: cwd must be an absolute path to a folder (got '${cwd}')`);
-      const id = randomUUID();
-      const runtime = await createRuntime({ ...rtOpts, cwd, reporters: [shown], asker: askerFor(id) });
-      if (level && RANK[level] < RANK.info) runtime.root.manager.configure({ level, global: true });
-      const config = runtime.root.locals.config;
-      try {
-        await runtime.root.globals.internals.kernel.resolve(skill, config.paths, config.cwd);
-      } catch (err) {
-        await runtime.close();
-        if (err instanceof ToolNotFoundError) {
-          const why = skill === 'main' ? `the workspace ${config.workspace} has no main skill — create skills/main.md, or start agent-apps acp --skill NAME` : err.message;
-          throw new acp.RequestError(-32602, `E_TOOL_NOT_FOUND: ${why}`, { code: 'E_TOOL_NOT_FOUND', exitCode: EXIT.usage });
-        }
-        throw skillError(err);
-      }
-      const session: Session = { id, runtime, updates: Promise.resolve() };
-      sessions.set(id, session);
-      // The run's agent events, as session/updates of this session, in order.
-      const mapper = new UpdateMapper();
-      const sink: ProgressSink = (e) => {
-        for (const update of mapper.map(e as ProgressEvent)) send(session, update);
-      };
-      sink.deltas = true;
-      runtime.root.globals.internals.progress = sink;
-      note(`session ${id}: ${skill} in ${config.workspace}`);
-      return { sessionId: id };
+      checkCwd(params.cwd, 'session/new');
+      const session = await open(randomUUID(), params.cwd, 'new');
+      return { sessionId: session.id };
+    })
+    .onRequest(acp.methods.agent.session.load, async ({ params }) => {
+      await reopen(params.sessionId, params.cwd, 'load');
+      return {};
+    })
+    .onRequest(acp.methods.agent.session.resume, async ({ params }) => {
+      await reopen(params.sessionId, params.cwd, 'resume');
+      return {};
     })
     .onRequest(acp.methods.agent.session.prompt, async ({ params }) => {
       const session = sessions.get(params.sessionId);
@@ -131,24 +194,40 @@ export async function serveAcp(opts: AcpServeOptions, g: GlobalOptions, io: CliI
         .join('\n');
       const running = new AbortController();
       session.running = running;
+      session.turn = [];
+      const root = session.runtime.root;
+      root.manager.log({ type: PROMPT_EVENT, tag: 'acp', level: 'info', text: `prompt: ${message.length > 80 ? message.slice(0, 79) + '…' : message}`, session: session.id, prompt: message, record: true });
+      // The turn's record: what it sent (joined), and how it ended.
+      const recordTurn = (ended: { stopReason: acp.StopReason } | { error: acp.RequestError }) => {
+        const updates = joinChunks(session.turn ?? []);
+        session.turn = undefined;
+        const how = 'stopReason' in ended ? { text: ended.stopReason, stopReason: ended.stopReason } : { text: ended.error.message, error: { message: ended.error.message, ...(ended.error.data as object) } };
+        root.manager.log({ type: TURN_EVENT, tag: 'acp', level: 'info', session: session.id, ...how, updates, record: true });
+      };
       // A run awaiting something with no timer behind it must not let Node exit mid-run.
       const keepAlive = setInterval(() => {}, 1 << 30);
       // An ACP client is an untrusted caller (docs/security.md): the policy checks the request, with
       // the one skill this server runs as the client's allow-list; trust: ask asks the client. The
       // run's questions go to this client (withRunAsker: docs/agents.md, "Asking a person").
       const nonlocals = withRunAsker({}, askerFor(session.id));
-      const invocation = invokeUntrusted(session.runtime.root, { name: 'an ACP client', allow: skill }, skill, { message }, { signal: running.signal, context: { nonlocals } });
+      const invocation = invokeUntrusted(root, { name: 'an ACP client', allow: skill }, skill, { message }, { signal: running.signal, context: { nonlocals } });
       session.answered = invocation.catch(() => {});
       try {
         const value = await invocation;
         const text = formatResult(value, false);
         if (text) send(session, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } });
         await session.updates;
+        recordTurn({ stopReason: 'end_turn' });
         return { stopReason: 'end_turn' as const };
       } catch (err) {
         await session.updates;
-        if (running.signal.aborted && (err instanceof AbortError || (err as { code?: unknown }).code === 'E_ABORTED')) return { stopReason: 'cancelled' as const };
-        throw skillError(err);
+        if (running.signal.aborted && (err instanceof AbortError || (err as { code?: unknown }).code === 'E_ABORTED')) {
+          recordTurn({ stopReason: 'cancelled' });
+          return { stopReason: 'cancelled' as const };
+        }
+        const error = skillError(err);
+        recordTurn({ error });
+        throw error;
       } finally {
         clearInterval(keepAlive);
         session.running = undefined;
@@ -158,7 +237,9 @@ export async function serveAcp(opts: AcpServeOptions, g: GlobalOptions, io: CliI
       sessions.get(params.sessionId)?.running?.abort(new AbortError('the ACP client cancelled the prompt (session/cancel)'));
     });
 
-  function send(session: Session, update: acp.SessionUpdate): void {
+  /** Sends a session/update after those before it; `record`: it is part of the prompt under way's record (not a replay). */
+  function send(session: Session, update: acp.SessionUpdate, record = true): void {
+    if (record) session.turn?.push(update);
     session.updates = session.updates.then(() => connection?.client.notify(acp.methods.client.session.update, { sessionId: session.id, update })).catch(() => {});
   }
 
@@ -183,6 +264,11 @@ export async function serveAcp(opts: AcpServeOptions, g: GlobalOptions, io: CliI
     const all = [...sessions.values()];
     for (const s of all) s.running?.abort(new AbortError('the ACP connection closed'));
     await Promise.race([Promise.allSettled(all.flatMap((s) => [s.updates, s.answered])), new Promise((resolve) => setTimeout(resolve, DRAIN_MS).unref())]);
+    // Each session's run file ends with how this process ended (agent-apps runs: ok, interrupted).
+    const exitCode = stopping === 'SIGINT' ? EXIT.interrupted : stopping === 'SIGTERM' ? EXIT.terminated : EXIT.ok;
+    for (const s of all) {
+      s.runtime.root.manager.log({ type: 'run-end', tag: 'cli', level: exitCode === EXIT.ok ? 'info' : 'warn', text: `acp session ${s.id}: ${stopping === 'SIGINT' || stopping === 'SIGTERM' ? stopping : 'the client closed the connection'}`, skill, session: s.id, exitCode, durationMs: Date.now() - s.openedAt, record: true });
+    }
     await Promise.allSettled(all.map((s) => s.runtime.close()));
     stdout.write = original;
   }
@@ -201,6 +287,11 @@ function skillError(err: unknown): acp.RequestError {
   const code = typeof e?.code === 'string' ? e.code : 'E_SKILL';
   const exitCode = exitCodeFor(err);
   return new acp.RequestError(exitCode === EXIT.usage ? -32602 : -32603, `${code}: ${String(e?.message ?? err)}`, { code, exitCode });
+}
+
+/** A session's cwd: an absolute path to a folder, else invalid params. */
+function checkCwd(cwd: string, method: string): void {
+  if (!path.isAbsolute(cwd) || !isDirectory(cwd)) throw acp.RequestError.invalidParams({ cwd }, `${method}: cwd must be an absolute path to a folder (got '${cwd}')`);
 }
 
 function isDirectory(p: string): boolean {
