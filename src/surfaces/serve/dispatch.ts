@@ -49,9 +49,11 @@ export function makeDispatch(opts: DispatchOptions): (message: InboundMessage) =
       (async () => {
         const bus = await eventBusReady(root);
         // Announced before the skill runs; a failing subscriber never stops the message.
-        await bus.emit({ topic: 'gateway-message', type, source: name, data: message.data }).catch((err: unknown) => {
+        try {
+          await bus.emit({ topic: 'gateway-message', type, source: name, data: message.data });
+        } catch (err) {
           root.manager.log({ type: 'emit-error', tag: 'serve', level: 'error', code: (err as { code?: string })?.code ?? 'E_EVENTS', text: `gateway-message of ${name}: ${(err as Error)?.message ?? err}` });
-        });
+        }
         // The run's signal: aborted past --max-ms, when the serve process gives up its drain, or
         // when the sender goes away. One controller with listeners that are removed when the run
         // settles — not AbortSignal.timeout + AbortSignal.any, whose composite signal re-checks
