@@ -88,9 +88,9 @@ describe('agent-apps test: outcomes and exit codes', () => {
     assert.equal(r.stdout, '');
     assert.deepEqual(r.stderr.trimEnd().split('\n'), [
       "malformed/bad-shape.test.yaml:4:11: error: cases[0].args must be object",
-      "malformed/bad-shape.test.yaml:7:15: error: cases[1].expect: unknown key 'equal' (allowed: equals, match, schema, error, check)",
+      "malformed/bad-shape.test.yaml:7:15: error: cases[1].expect: unknown key 'equal' (allowed: equals, match, schema, error, check, grade)",
       "malformed/bad-shape.test.yaml:8:5: error: cases[2]: missing 'name'",
-      "malformed/bad-shape.test.yaml:9:1: error: unknown key 'extra' (allowed: skill, description, cases)",
+      "malformed/bad-shape.test.yaml:9:1: error: unknown key 'extra' (allowed: skill, description, trials, pass, cases)",
       'malformed/bad-values.test.yaml:4:22: error: cases[0] (a regex that does not compile): expect.match is not a valid regular expression: Invalid regular expression: /(unclosed/: Unterminated group',
       'malformed/bad-values.test.yaml:5:11: error: cases[1] (a regex that does not compile): another case has this name (cases[0]): names tell cases apart in reports, so each is used once',
       'malformed/bad-values.test.yaml:6:35: error: cases[1] (a regex that does not compile): expect.error cannot be combined with equals: a run that fails has no result (use check: to look at both)',
@@ -192,8 +192,13 @@ describe('agent-apps test: reporters', () => {
       assert.equal(report.failed, 8);
       assert.equal(report.skipped, 0);
       assert.equal(report.cases.length, 9);
-      const pass = report.cases.find((c) => c.name === 'still passes')!;
-      assert.deepEqual({ ...pass, durationMs: 0 }, { file: 'failing/mixed.test.yaml', skill: 'summarize', name: 'still passes', line: 4, status: 'passed', durationMs: 0, result: { words: 3, summary: 'a b c' } });
+      const pass = report.cases.find((c) => c.name === 'still passes')! as JsonReport['cases'][number] & { tokens: number; usage: { inputTokens: number; outputTokens: number } };
+      // The replayed agent's tokens are its own estimate: present and consistent, their value the cassette's.
+      assert.ok(pass.tokens > 0 && pass.tokens === pass.usage.inputTokens + pass.usage.outputTokens, JSON.stringify(pass));
+      assert.deepEqual(
+        { ...pass, durationMs: 0, tokens: 0, usage: null },
+        { file: 'failing/mixed.test.yaml', skill: 'summarize', name: 'still passes', line: 4, status: 'passed', durationMs: 0, result: { words: 3, summary: 'a b c' }, trials: 1, passedTrials: 1, rate: 1, passRate: 1, flaky: false, loaded: true, tokens: 0, usage: null },
+      );
       const boom = report.cases.find((c) => c.name === 'fails unexpectedly')!;
       assert.equal(boom.status, 'failed');
       assert.equal(boom.error!.code, 'E_BOOM');

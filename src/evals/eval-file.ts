@@ -22,6 +22,11 @@ export interface Expect {
   error?: string;
   /** A skill invoked with `{ result, error, args, case }`: the case passes when it returns `true`. */
   check?: string;
+  /**
+   * A grader skill (docs/ci.md, "Graded by a skill") invoked with `{ output, rubric, input }`; it
+   * returns `{ pass, score?, reason }`. Without `by`, the grader is `--grader SKILL`.
+   */
+  grade?: { by?: string; rubric: string | string[] };
 }
 
 export interface EvalCase {
@@ -34,21 +39,40 @@ export interface EvalCase {
   timeout?: number;
   /** Not run: `true`, or the reason. */
   skip?: true | string;
+  /** How many times it runs (its own `trials:`; the file's and --trials come after it). */
+  trials?: number;
+  /** The share of its trials that must pass (its own `pass.rate`; the file's comes after it). */
+  passRate?: number;
   /** 1-based line of the case in its file. */
   line: number;
   /** Places of its values, for problems found after parsing (an unknown check skill, a missing cassette). */
-  places: { cassette?: Place; check?: Place };
+  places: { cassette?: Place; check?: Place; grade?: Place };
   /** The case as written in the file (what `check` skills receive as `case`). */
   raw: JsonObject;
+  /** What a grader is given as `input`: the case's args, or an Agent Skills eval's prompt. */
+  input?: unknown;
+  /**
+   * Runs in a temporary workspace of its own (an Agent Skills eval, docs/ci.md): these files
+   * (absolute paths) are copied into it at their path relative to `from`.
+   */
+  workspace?: { from: string; files: string[] };
 }
 
 export interface EvalFile {
   /** Absolute path. */
   file: string;
+  /** `NAME.test.yaml`, or an Agent Skills `evals/evals.json` (src/evals/agent-skills.ts). */
+  format: 'test-yaml' | 'evals-json';
   /** The skill's ref as written (a path ref is made absolute, relative to the file). */
   skill: string;
   skillPlace: Place;
   cases: EvalCase[];
+  /** The file's `trials:` (a case's own wins; --trials comes after it). */
+  trials?: number;
+  /** The file's `pass.rate` (a case's own wins; default 1). */
+  passRate?: number;
+  /** An Agent Skills file's `skill_name`: it must be the folder's skill's. */
+  skillName?: string;
 }
 
 export interface Place {
@@ -64,8 +88,19 @@ export interface EvalProblem extends Place {
 
 export const EVAL_SUFFIXES = ['.test.yaml', '.test.yml'] as const;
 
-const EXPECT_KEYS = ['equals', 'match', 'schema', 'error', 'check'] as const;
-const CASE_KEYS = ['name', 'args', 'cassette', 'expect', 'timeout', 'skip'] as const;
+const EXPECT_KEYS = ['equals', 'match', 'schema', 'error', 'check', 'grade'] as const;
+const CASE_KEYS = ['name', 'args', 'cassette', 'expect', 'timeout', 'skip', 'trials', 'pass'] as const;
+const FILE_KEYS = ['skill', 'description', 'trials', 'pass', 'cases'] as const;
+
+/** `trials:` — how many times a case runs (docs/ci.md, "Trials"). */
+const TRIALS_SCHEMA = { type: 'integer', minimum: 1 } as const;
+/** `pass: { rate }` — the share of a case's trials that must pass. */
+const PASS_SCHEMA = {
+  type: 'object',
+  required: ['rate'],
+  additionalProperties: false,
+  properties: { rate: { type: 'number', minimum: 0, maximum: 1 } },
+} as const;
 
 /** The shape of an eval file; what a schema cannot say (regexes, schemas, names) is checked below it. */
 export const EVAL_FILE_SCHEMA = {
@@ -75,6 +110,8 @@ export const EVAL_FILE_SCHEMA = {
   properties: {
     skill: { type: 'string', minLength: 1 },
     description: { type: 'string' },
+    trials: TRIALS_SCHEMA,
+    pass: PASS_SCHEMA,
     cases: {
       type: 'array',
       minItems: 1,
@@ -88,6 +125,8 @@ export const EVAL_FILE_SCHEMA = {
           cassette: { type: 'string', minLength: 1 },
           timeout: { type: 'integer', minimum: 1 },
           skip: { anyOf: [{ type: 'boolean' }, { type: 'string', minLength: 1 }] },
+          trials: TRIALS_SCHEMA,
+          pass: PASS_SCHEMA,
           expect: {
             type: 'object',
             minProperties: 1,
@@ -98,6 +137,15 @@ export const EVAL_FILE_SCHEMA = {
               schema: { type: ['object', 'boolean'] },
               error: { type: 'string', minLength: 1 },
               check: { type: 'string', minLength: 1 },
+              grade: {
+                type: 'object',
+                required: ['rubric'],
+                additionalProperties: false,
+                properties: {
+                  by: { type: 'string', minLength: 1 },
+                  rubric: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'array', minItems: 1, items: { type: 'string' } }] },
+                },
+              },
             },
           },
         },
@@ -105,6 +153,41 @@ export const EVAL_FILE_SCHEMA = {
     },
   },
 } as const;
+
+/** A file read with the places of its values: what both eval formats are parsed into. */
+export interface PlacedData {
+  data: unknown;
+  /** The place of the value at `segments` (or of its key `key`), else of its nearest ancestor. */
+  place: (segments: (string | number)[], key?: string) => Place;
+}
+
+/**
+ * Parses YAML — or JSON, which YAML 1.2 reads — keeping a place for every value. `json` parses
+ * with JSON.parse first, so that what JSON does not allow (a trailing comma) is a problem too.
+ */
+export function parsePlaced(file: string, text: string, json = false): { parsed: PlacedData } | { problems: EvalProblem[] } {
+  const { LineCounter, parseDocument } = yaml();
+  const lines = new LineCounter();
+  if (json) {
+    try {
+      JSON.parse(text);
+    } catch (err) {
+      const message = (err as Error).message;
+      const m = /line (\d+) column (\d+)/.exec(message);
+      return { problems: [{ file, line: m ? Number(m[1]) : 1, column: m ? Number(m[2]) : 1, message: `invalid JSON: ${firstLine(message).replace(/ in JSON at position \d+.*$/, '')}` }] };
+    }
+  }
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  const at = (offset: number | undefined): Place => {
+    const pos = lines.linePos(offset ?? 0);
+    return { line: pos.line, column: pos.col };
+  };
+  if (doc.errors.length) {
+    return { problems: doc.errors.map((e) => ({ file, ...at(e.pos[0]), message: `invalid ${json ? 'JSON' : 'YAML'}: ${firstLine(e.message)}` })) };
+  }
+  const data: unknown = doc.toJS({ maxAliasCount: 100 });
+  return { parsed: { data, place: (segments, key) => at(offsetOf(doc, segments, key)) } };
+}
 
 /** Reads and checks one eval file: the file, or every problem found in it. */
 export async function loadEvalFile(file: string): Promise<{ file: EvalFile } | { problems: EvalProblem[] }> {
@@ -114,32 +197,23 @@ export async function loadEvalFile(file: string): Promise<{ file: EvalFile } | {
   } catch (err) {
     return { problems: [{ file, line: 1, column: 1, message: `cannot read the file: ${(err as Error).message}` }] };
   }
-  const { LineCounter, parseDocument } = yaml();
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
-  const at = (offset: number | undefined): Place => {
-    const pos = lines.linePos(offset ?? 0);
-    return { line: pos.line, column: pos.col };
-  };
-  if (doc.errors.length) {
-    return { problems: doc.errors.map((e) => ({ file, ...at(e.pos[0]), message: `invalid YAML: ${firstLine(e.message)}` })) };
-  }
-  const data: unknown = doc.toJS({ maxAliasCount: 100 });
+  const out = parsePlaced(file, text);
+  if ('problems' in out) return out;
+  const { data, place } = out.parsed;
   if (data === null || data === undefined) {
     return { problems: [{ file, line: 1, column: 1, message: 'the file is empty: an eval file has `skill:` and a list of `cases:`' }] };
   }
-  const place = (segments: (string | number)[], key?: string): Place => at(offsetOf(doc, segments, key));
 
   const errors = await check(EVAL_FILE_SCHEMA, data);
-  if (errors.length) return { problems: inOrder(dedupe(errors).map((e) => ({ file, ...schemaPlace(e, place), message: schemaMessage(e) }))) };
+  if (errors.length) return { problems: inOrder(dedupe(errors).map((e) => ({ file, ...schemaPlace(e, place), message: schemaMessage(e, data, allowedKeys) }))) };
 
-  const top = data as { skill: string; cases: JsonObject[] };
+  const top = data as { skill: string; cases: JsonObject[]; trials?: number; pass?: { rate: number } };
   const problems: EvalProblem[] = [];
   const dir = path.dirname(file);
   const seen = new Map<string, number>();
   const cases: EvalCase[] = [];
   for (const [i, raw] of top.cases.entries()) {
-    const c = raw as { name: string; args?: JsonObject; cassette?: string; expect?: Expect; timeout?: number; skip?: boolean | string };
+    const c = raw as { name: string; args?: JsonObject; cassette?: string; expect?: Expect; timeout?: number; skip?: boolean | string; trials?: number; pass?: { rate: number } };
     const casePlace = place(['cases', i]);
     const problem = (segments: (string | number)[], message: string) => problems.push({ file, ...place(['cases', i, ...segments]), message: `cases[${i}] (${c.name}): ${message}` });
     const before = seen.get(c.name);
@@ -147,6 +221,7 @@ export async function loadEvalFile(file: string): Promise<{ file: EvalFile } | {
     else seen.set(c.name, i);
     const expect: Expect = { ...(c.expect ?? {}) };
     if (expect.check !== undefined) expect.check = skillRef(expect.check, dir);
+    if (expect.grade !== undefined) expect.grade = { ...expect.grade, ...(expect.grade.by !== undefined ? { by: skillRef(expect.grade.by, dir) } : {}) };
     if (expect.match !== undefined) {
       try {
         new RegExp(expect.match);
@@ -162,7 +237,7 @@ export async function loadEvalFile(file: string): Promise<{ file: EvalFile } | {
       }
     }
     if (expect.error !== undefined) {
-      const clash = (['equals', 'match', 'schema'] as const).filter((k) => k in expect);
+      const clash = (['equals', 'match', 'schema', 'grade'] as const).filter((k) => k in expect);
       if (clash.length) problem(['expect', clash[0]!], `expect.error cannot be combined with ${clash.join(', ')}: a run that fails has no result (use check: to look at both)`);
     }
     cases.push({
@@ -172,26 +247,48 @@ export async function loadEvalFile(file: string): Promise<{ file: EvalFile } | {
       expect,
       ...(c.timeout !== undefined ? { timeout: c.timeout } : {}),
       ...(c.skip === true || typeof c.skip === 'string' ? { skip: c.skip } : {}),
+      ...(c.trials !== undefined ? { trials: c.trials } : {}),
+      ...(c.pass !== undefined ? { passRate: c.pass.rate } : {}),
       line: casePlace.line,
       places: {
         ...(c.cassette !== undefined ? { cassette: place(['cases', i, 'cassette']) } : {}),
         ...(expect.check !== undefined ? { check: place(['cases', i, 'expect', 'check']) } : {}),
+        ...(expect.grade !== undefined ? { grade: place(['cases', i, 'expect', 'grade', ...(expect.grade.by !== undefined ? ['by'] : [])]) } : {}),
       },
       raw,
     });
   }
   if (problems.length) return { problems: inOrder(problems) };
-  return { file: { file, skill: skillRef(top.skill, dir), skillPlace: place(['skill']), cases } };
+  return {
+    file: {
+      file,
+      format: 'test-yaml',
+      skill: skillRef(top.skill, dir),
+      skillPlace: place(['skill']),
+      cases,
+      ...(top.trials !== undefined ? { trials: top.trials } : {}),
+      ...(top.pass !== undefined ? { passRate: top.pass.rate } : {}),
+    },
+  };
+}
+
+/** The keys allowed where an unknown one was found (for its message). */
+function allowedKeys(where: string, parent: string | number | undefined): readonly string[] {
+  if (where === '') return FILE_KEYS;
+  if (where.endsWith('expect.grade')) return ['by', 'rubric'];
+  if (where.endsWith('expect')) return EXPECT_KEYS;
+  if (where.endsWith('pass')) return ['rate'];
+  return typeof parent === 'number' ? CASE_KEYS : [];
 }
 
 /** A bare name stays a name; a path ref (`./greet.skill.ts`) is relative to the eval file. */
-function skillRef(ref: string, dir: string): string {
+export function skillRef(ref: string, dir: string): string {
   if (/^[a-z0-9][a-z0-9-]*$/.test(ref) || /^[a-z][a-z0-9+.-]*:/i.test(ref) || path.isAbsolute(ref)) return ref;
   return path.resolve(dir, ref);
 }
 
 /** Where ajv's error points: the offending key for an unknown one, else the value (or its parent). */
-function schemaPlace(e: SchemaError, place: (segments: (string | number)[], key?: string) => Place): Place {
+export function schemaPlace(e: SchemaError, place: (segments: (string | number)[], key?: string) => Place): Place {
   const segments = pointer(e.instancePath);
   if (e.keyword === 'additionalProperties') return place(segments, String(e.params.additionalProperty));
   return place(segments);
@@ -204,32 +301,43 @@ function readable(segments: (string | number)[]): string {
   return out;
 }
 
-function schemaMessage(e: SchemaError): string {
+/** A message for one of ajv's errors, as a person reads the file; `allowed` lists the keys of the map an unknown key is in. */
+export function schemaMessage(e: SchemaError, data: unknown, allowed: (where: string, parent: string | number | undefined) => readonly string[]): string {
   const segments = pointer(e.instancePath);
   const where = readable(segments);
   const inside = where ? `${where}: ` : '';
   const parent = segments[segments.length - 1];
+  const value = valueAt(data, segments);
+  // trials and pass.rate: what they may be, and what was given (docs/ci.md, "Trials").
+  if (parent === 'trials' && ['type', 'minimum'].includes(e.keyword)) return `${inside}must be a whole number of runs, at least 1 (got ${JSON.stringify(value)})`;
+  if (parent === 'rate' && ['type', 'minimum', 'maximum'].includes(e.keyword)) return `${inside}must be a share of the trials from 0 to 1, e.g. 0.8 (got ${JSON.stringify(value)})`;
   switch (e.keyword) {
     case 'additionalProperties': {
       const key = String(e.params.additionalProperty);
-      const allowed = where === '' ? ['skill', 'description', 'cases'] : where.endsWith('expect') ? EXPECT_KEYS : typeof parent === 'number' ? CASE_KEYS : [];
-      return `${inside}unknown key '${key}'${allowed.length ? ` (allowed: ${allowed.join(', ')})` : ''}`;
+      const keys = allowed(where, parent);
+      return `${inside}unknown key '${key}'${keys.length ? ` (allowed: ${keys.join(', ')})` : ''}`;
     }
     case 'required':
       return `${inside}missing '${String(e.params.missingProperty)}'`;
     case 'minProperties':
       return `${inside}expect needs one of ${EXPECT_KEYS.join(', ')} (or leave expect out: the case then passes when the skill succeeds)`;
     case 'minItems':
-      return `${inside}has no cases: add at least one { name, args, expect }`;
+      return where === 'cases' || where === 'evals' ? `${inside}has no cases: add at least one { name, args, expect }` : `${inside}must not be empty`;
     case 'anyOf':
-      return `${inside}must be true or a reason (a string)`;
+      return parent === 'rubric' ? `${inside}must be a text or a list of texts` : `${inside}must be true or a reason (a string)`;
     default:
       return `${where || 'the file'} ${e.message ?? e.keyword}`;
   }
 }
 
+function valueAt(data: unknown, segments: (string | number)[]): unknown {
+  let v = data;
+  for (const s of segments) v = v !== null && typeof v === 'object' ? (v as Record<string | number, unknown>)[s] : undefined;
+  return v;
+}
+
 /** ajv reports an anyOf's branches and the anyOf itself: keep the anyOf. */
-function dedupe(errors: SchemaError[]): SchemaError[] {
+export function dedupe(errors: SchemaError[]): SchemaError[] {
   const anyOf = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
   return errors.filter((e) => e.keyword === 'anyOf' || !anyOf.has(e.instancePath) || !e.schemaPath.includes('/anyOf/'));
 }
@@ -270,10 +378,10 @@ function isNode(node: unknown): node is Node {
   return yaml().isNode(node);
 }
 
-function inOrder(problems: EvalProblem[]): EvalProblem[] {
+export function inOrder(problems: EvalProblem[]): EvalProblem[] {
   return problems.sort((a, b) => a.line - b.line || a.column - b.column);
 }
 
-function firstLine(message: string): string {
+export function firstLine(message: string): string {
   return message.split('\n')[0]!.trim();
 }

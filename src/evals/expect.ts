@@ -1,7 +1,8 @@
 // Judging a case (docs/ci.md): what the invocation returned or threw, against the case's `expect`.
 // equals — deep equality of the result's JSON; match — a regex on the string (or JSON) of the
 // result; schema — ajv; error — the code it must fail with; check — a skill that says `true` or
-// why not. Without `expect`, a case passes when the skill succeeds. Every key given must hold.
+// why not; grade — a grader skill that says `{ pass, score?, reason }` of the output against a
+// rubric. Without `expect`, a case passes when the skill succeeds. Every key given must hold.
 import { isDeepStrictEqual } from 'node:util';
 import { check as checkSchema } from '../kernel/schema.ts';
 import { formatSchemaErrors } from '../core/errors.ts';
@@ -11,18 +12,21 @@ import type { EvalCase } from './eval-file.ts';
 /** How the invocation ended. */
 export type Outcome = { ok: true; result: unknown } | { ok: false; error: { code: string; message: string } };
 
-/** Runs a `check:` skill with `{ result, error, args, case }` and returns what it returned. */
-export type RunCheck = (skill: string, args: { result: unknown; error: { code: string; message: string } | null; args: unknown; case: unknown }) => Promise<unknown>;
+/** Runs a `check:` or grader skill with its args and returns what it returned. */
+export type RunCheck = (skill: string, args: Record<string, unknown>) => Promise<unknown>;
 
 const SHOWN = 300;
 
-/** Undefined when the case passes, else why it failed (one line). */
-export async function judge(c: EvalCase, outcome: Outcome, runCheck: RunCheck): Promise<string | undefined> {
+/**
+ * Undefined when the case passes, else why it failed (one line). `grader` is the skill of an
+ * `expect.grade` without `by` (--grader).
+ */
+export async function judge(c: EvalCase, outcome: Outcome, runCheck: RunCheck, grader?: string): Promise<string | undefined> {
   const expect = c.expect;
   if (expect.error !== undefined) {
     if (outcome.ok) return `expected it to fail with ${expect.error}, but it returned ${shown(outcome.result)}`;
     if (outcome.error.code !== expect.error) return `expected it to fail with ${expect.error}, but it failed with ${outcome.error.code}: ${outcome.error.message}`;
-  } else if (!outcome.ok && (expect.check === undefined || 'equals' in expect || expect.match !== undefined || expect.schema !== undefined)) {
+  } else if (!outcome.ok && (expect.check === undefined || 'equals' in expect || expect.match !== undefined || expect.schema !== undefined || expect.grade !== undefined)) {
     // A failed run has no result to compare; a check alone is handed the error and decides.
     return `failed with ${outcome.error.code}: ${outcome.error.message}`;
   }
@@ -38,6 +42,11 @@ export async function judge(c: EvalCase, outcome: Outcome, runCheck: RunCheck): 
     if (expect.schema !== undefined) {
       const errors = await checkSchema(expect.schema, result);
       if (errors.length) return `the result breaks expect.schema: ${formatSchemaErrors(errors)} (got ${shown(result)})`;
+    }
+    const by = expect.grade?.by ?? grader;
+    if (expect.grade !== undefined && by !== undefined) {
+      const failed = await grade(by, { output: result, rubric: expect.grade.rubric, input: c.input !== undefined ? c.input : c.args }, runCheck);
+      if (failed !== undefined) return failed;
     }
   }
   if (expect.check !== undefined) {
@@ -59,6 +68,25 @@ export async function judge(c: EvalCase, outcome: Outcome, runCheck: RunCheck): 
     }
   }
   return undefined;
+}
+
+/**
+ * A grader's verdict: undefined when it passed the output, else the case's reason — the grader's
+ * own `reason` (with its `score`), or what was wrong with its answer.
+ */
+async function grade(by: string, args: { output: unknown; rubric: unknown; input: unknown }, runCheck: RunCheck): Promise<string | undefined> {
+  let verdict: unknown;
+  try {
+    verdict = await runCheck(by, args);
+  } catch (err) {
+    return `grade by ${by} failed: ${errorOf(err).code}: ${errorOf(err).message}`;
+  }
+  const v = verdict as { pass?: unknown; score?: unknown; reason?: unknown } | null;
+  if (v === null || typeof v !== 'object' || typeof v.pass !== 'boolean') return `grade by ${by} returned ${shown(asJson(verdict))}, not { pass, score?, reason }`;
+  if (v.pass) return undefined;
+  const score = typeof v.score === 'number' ? ` (score ${v.score})` : '';
+  const reason = typeof v.reason === 'string' && v.reason ? v.reason : 'no reason given';
+  return `grade by ${by}${score}: ${reason}`;
 }
 
 /**

@@ -1,9 +1,11 @@
 // Where eval files are (docs/ci.md): `*.test.yaml` beside the skills — the workspace's search roots
 // and --path folders, not the library or the user-level folders — or under the workspace's
-// `tests/`; or the files and folders named on the command line.
+// `tests/`, and `evals/evals.json` in an Agent Skills folder; or the files and folders named on
+// the command line.
 import fs from 'node:fs';
 import path from 'node:path';
 import { EVAL_SUFFIXES } from './eval-file.ts';
+import { isAgentSkillsEvals } from './agent-skills.ts';
 
 /** Folders never searched: dependencies, VCS data, run records, build output. */
 const SKIPPED = new Set(['node_modules', '.git', '.agent-apps', 'dist']);
@@ -40,7 +42,7 @@ function walk(dir: string, out: Set<string>): void {
     const p = path.join(dir, ent.name);
     if (ent.isDirectory()) {
       if (!SKIPPED.has(ent.name)) walk(p, out);
-    } else if ((ent.isFile() || ent.isSymbolicLink()) && isEvalFile(ent.name)) {
+    } else if ((ent.isFile() || ent.isSymbolicLink()) && (isEvalFile(ent.name) || isAgentSkillsEvals(p))) {
       out.add(path.resolve(p));
     }
   }

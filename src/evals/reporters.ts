@@ -1,6 +1,7 @@
 // What `agent-apps test` prints (docs/ci.md): a line per case and the summary line
 // `N passed, N failed` for people (and CI logs, which read that line), or one report for
-// machines — JUnit XML (CI test tabs), TAP 13, or JSON.
+// machines — JUnit XML (CI test tabs), TAP 13, or JSON. Every one of them gives each case's
+// trials and pass rate, its model tokens, cost and time.
 import { yaml } from '../core/yaml.ts';
 import type { CaseResult } from './run.ts';
 
@@ -11,6 +12,8 @@ export interface ReportInfo {
   /** How a file is named (relative to the cwd). */
   shown: (file: string) => string;
   durationMs: number;
+  /** How the run compares with --baseline (src/evals/baseline.ts): in the JSON report. */
+  baseline?: unknown;
 }
 
 interface Paint {
@@ -22,19 +25,51 @@ interface Paint {
 
 export const title = (r: CaseResult, shown: (file: string) => string): string => `${shown(r.file)} › ${r.name}`;
 
-/** `N passed, N failed` (`, N skipped` when some were): alone on its line, as CI reads it. */
+/**
+ * `N passed, N failed` (`, N skipped`, `, N flaky` when some were — flaky cases are counted among
+ * the passed or failed too): alone on its line, as CI reads it.
+ */
 export function summaryLine(results: readonly CaseResult[]): string {
   const n = count(results);
-  return `${n.passed} passed, ${n.failed} failed${n.skipped ? `, ${n.skipped} skipped` : ''}`;
+  const flaky = results.filter((r) => r.flaky).length;
+  return `${n.passed} passed, ${n.failed} failed${n.skipped ? `, ${n.skipped} skipped` : ''}${flaky ? `, ${flaky} flaky` : ''}`;
 }
 
-/** One case for a person: a mark, the title, the time; a failure's reason indented below it. */
+/** `3/5 (60%)`. */
+export function rateText(passed: number, trials: number): string {
+  return `${passed}/${trials} (${Math.round((passed / trials) * 100)}%)`;
+}
+
+/** `$0.000123`: three significant digits below a cent, else four decimals. */
+export function usdText(usd: number): string {
+  return `$${usd >= 0.01 ? usd.toFixed(4) : Number(usd.toPrecision(3)).toString()}`;
+}
+
+/**
+ * One case for a person: a mark, the title, its trials' pass rate when it ran more than once (and
+ * *flaky* when they disagreed), the bare model's beside it (--compare-without-skill); the time,
+ * tokens and cost; a failure's reasons indented below it — for a flaky case that passed, dimmed.
+ */
 export function textLine(r: CaseResult, shown: (file: string) => string, paint: Paint, escape: (s: string) => string): string {
   const name = escape(title(r, shown));
   if (r.status === 'skipped') return `${paint.yellow('-')} ${name} ${paint.dim(`(skipped${r.reason ? `: ${escape(r.reason)}` : ''})`)}\n`;
-  const time = paint.dim(`(${formatMs(r.durationMs)})`);
-  if (r.status === 'passed') return `${paint.green('✓')} ${name} ${time}\n`;
-  return `${paint.red('✗')} ${name} ${time}\n    ${escape(r.reason ?? 'failed')}\n`;
+  let rate = '';
+  if (r.trials !== undefined && (r.trials > 1 || r.withoutSkill)) rate += ` ${rateText(r.passedTrials ?? 0, r.trials)}`;
+  if (r.flaky) rate += ` ${paint.yellow('flaky')}`;
+  if (r.withoutSkill) rate += ` · without the skill ${rateText(r.withoutSkill.passed, r.withoutSkill.trials)}`;
+  const time = paint.dim(`(${costText(r)})`);
+  const reasons = (text: string, dim: boolean) =>
+    text
+      .split('\n')
+      .map((l) => `    ${dim ? paint.dim(escape(l)) : escape(l)}\n`)
+      .join('');
+  if (r.status === 'passed') return `${paint.green('✓')} ${name}${rate} ${time}\n${r.reason ? reasons(r.reason, true) : ''}`;
+  return `${paint.red('✗')} ${name}${rate} ${time}\n${reasons(r.reason ?? 'failed', false)}`;
+}
+
+/** `812 ms`, then `, 527 tokens` and `, $0.0001` when the case used a model. */
+function costText(r: CaseResult): string {
+  return `${formatMs(r.durationMs)}${r.tokens ? `, ${r.tokens} tokens` : ''}${r.costUsd !== undefined ? `, ${usdText(r.costUsd)}` : ''}`;
 }
 
 export function report(name: Exclude<ReporterName, 'text'>, results: readonly CaseResult[], info: ReportInfo): string {
@@ -43,10 +78,15 @@ export function report(name: Exclude<ReporterName, 'text'>, results: readonly Ca
   return json(results, info);
 }
 
-/** `{ passed, failed, skipped, durationMs, cases: [{ file, line, skill, name, status, durationMs, reason?, result?, error? }] }` on one line. */
+/**
+ * `{ passed, failed, skipped, flaky, durationMs, cases: [{ file, line, skill, name, status,
+ * durationMs, trials, passedTrials, rate, passRate, flaky, loaded, tokens, usage, costUsd?,
+ * reason?, result?, error?, runs?, withoutSkill? }], baseline? }` on one line.
+ */
 function json(results: readonly CaseResult[], info: ReportInfo): string {
   const cases = results.map((r) => ({ ...r, file: info.shown(r.file) }));
-  return JSON.stringify({ ...count(results), durationMs: Math.round(info.durationMs), cases }) + '\n';
+  const flaky = results.filter((r) => r.flaky).length;
+  return JSON.stringify({ ...count(results), flaky, durationMs: Math.round(info.durationMs), cases, ...(info.baseline !== undefined ? { baseline: info.baseline } : {}) }) + '\n';
 }
 
 /** TAP version 13: `ok N - title`, a failure's details as a YAML block, `# SKIP` for skipped cases. */
@@ -65,9 +105,24 @@ function tap(results: readonly CaseResult[], info: ReportInfo): string {
       Object.assign(block, { message: r.reason, severity: 'fail', file: info.shown(r.file), line: r.line, skill: r.skill });
       if (r.error) block.error = r.error;
     }
+    if (r.trials !== undefined && r.trials > 1) Object.assign(block, { trials: r.trials, passed_trials: r.passedTrials, rate: r.rate, pass_rate: r.passRate, flaky: r.flaky });
     out += '  ---\n' + yaml().stringify(block, { lineWidth: 0 }).replace(/^(?=.)/gm, '  ') + '  ...\n';
+    // The case's cost as a comment line: TAP consumers show it, and none reads it as a result.
+    out += `# ${tapComment(r)}\n`;
   });
   return out;
+}
+
+/** `tokens 527 (in 450, out 77), cost $0.0001, 812 ms, 3/5 trials passed (60%), flaky, without the skill 0/5 (0%)`. */
+function tapComment(r: CaseResult): string {
+  const parts = [`tokens ${r.tokens ?? 0} (in ${r.usage?.inputTokens ?? 0}, out ${r.usage?.outputTokens ?? 0})`];
+  if (r.costUsd !== undefined) parts.push(`cost ${usdText(r.costUsd)}`);
+  parts.push(formatMs(r.durationMs));
+  if (r.trials !== undefined) parts.push(`${rateText(r.passedTrials ?? 0, r.trials).replace(' ', ' trials passed ')}`);
+  if (r.flaky) parts.push('flaky');
+  if (r.loaded === false) parts.push('the skill did not load');
+  if (r.withoutSkill) parts.push(`without the skill ${rateText(r.withoutSkill.passed, r.withoutSkill.trials)}`);
+  return parts.join(', ').replace(/[\r\n]+/g, ' ');
 }
 
 /**
@@ -90,21 +145,48 @@ function junit(results: readonly CaseResult[], info: ReportInfo): string {
     const shown = info.shown(file);
     out += `  <testsuite ${attrs({ name: shown, tests: list.length, failures: n.failed, errors: 0, skipped: n.skipped, time: seconds(time), file: shown })}>\n`;
     for (const r of list) {
-      const head = `    <testcase ${attrs({ name: r.name, classname: r.skill, file: shown, line: r.line, time: seconds(r.durationMs) })}`;
-      if (r.status === 'passed') {
-        out += `${head}/>\n`;
-      } else if (r.status === 'skipped') {
-        out += `${head}>\n      <skipped${r.reason ? ` ${attrs({ message: r.reason })}` : ''}/>\n    </testcase>\n`;
-      } else {
-        const reason = r.reason ?? 'failed';
-        const type = r.error?.code ?? 'expect';
-        const details = `${reason}\n  at ${shown}:${r.line}`;
-        out += `${head}>\n      <failure ${attrs({ message: reason, type })}>${xmlText(details)}</failure>\n    </testcase>\n`;
+      const head = `    <testcase ${attrs({ name: r.name, classname: r.skill, file: shown, line: r.line, time: seconds(r.durationMs) })}>\n`;
+      if (r.status === 'skipped') {
+        out += `${head}      <skipped${r.reason ? ` ${attrs({ message: r.reason })}` : ''}/>\n    </testcase>\n`;
+        continue;
       }
+      out += head + properties(r);
+      if (r.status === 'failed') {
+        const reason = r.reason ?? 'failed';
+        const type = r.loaded === false ? 'E_NOT_LOADED' : r.error?.code ?? 'expect';
+        const details = `${reason}\n  at ${shown}:${r.line}`;
+        out += `      <failure ${attrs({ message: reason, type })}>${xmlText(details)}</failure>\n`;
+      }
+      out += '    </testcase>\n';
     }
     out += '  </testsuite>\n';
   }
   return out + '</testsuites>\n';
+}
+
+/**
+ * A case's figures as JUnit `<properties>` (which GitLab, Jenkins and the test-report actions show
+ * per case): trials, passed trials, rate, flaky, whether the skill loaded, tokens, cost, time.
+ */
+function properties(r: CaseResult): string {
+  const values: [string, string | number | boolean | undefined][] = [
+    ['trials', r.trials],
+    ['passedTrials', r.passedTrials],
+    ['rate', r.rate],
+    ['passRate', r.passRate],
+    ['flaky', r.flaky],
+    ['loaded', r.loaded],
+    ['tokens', r.tokens],
+    ['inputTokens', r.usage?.inputTokens],
+    ['outputTokens', r.usage?.outputTokens],
+    ['costUsd', r.costUsd],
+    ['durationMs', r.durationMs],
+    ['withoutSkill.rate', r.withoutSkill?.rate],
+    ['withoutSkill.passedTrials', r.withoutSkill?.passed],
+  ];
+  let out = '      <properties>\n';
+  for (const [name, value] of values) if (value !== undefined) out += `        <property ${attrs({ name, value: String(value) })}/>\n`;
+  return out + '      </properties>\n';
 }
 
 function count(results: readonly CaseResult[]): { passed: number; failed: number; skipped: number } {
