@@ -105,12 +105,7 @@ export class Chain {
           this.finished = true;
           // Leaf fallback: no executor ran the tool (built-in middleware, whose own pipelines are
           // demoted by the SCC rule), so the kernel calls the tool's function directly.
-          if (!this.#fnRan && host.fn) {
-            return this.runFunction().then((value) => {
-              if (value !== undefined) host.ctx.locals.result = value;
-              return host.ctx.locals.result;
-            });
-          }
+          if (!this.#fnRan && host.fn) return this.#leaf();
           return Promise.resolve(host.ctx.locals.result);
         }
         const entry = this.#entries[this.#pos++]!;
@@ -221,6 +216,27 @@ export class Chain {
     return Promise.resolve(value).then(undefined, (err: unknown) => {
       throw this.#thrown(err);
     });
+  }
+
+  /** The leaf fallback: runFunction, its value (if any) the result — in one step, not two. */
+  #leaf(): Promise<unknown> {
+    this.#fnRan = true;
+    const host = this.#host;
+    let value: unknown;
+    try {
+      value = host.fn!();
+    } catch (err) {
+      return Promise.reject(this.#thrown(err));
+    }
+    return Promise.resolve(value).then(
+      (v: unknown) => {
+        if (v !== undefined) host.ctx.locals.result = v;
+        return host.ctx.locals.result;
+      },
+      (err: unknown) => {
+        throw this.#thrown(err);
+      },
+    );
   }
 
   /** Marks an error as thrown by this tool's own function (the first tool only). */
