@@ -45,8 +45,6 @@ interface Session {
   id: string;
   cwd: string;
   runtime: Runtime;
-  /** When this process opened it (run-end's durationMs). */
-  openedAt: number;
   /** The updates of the prompt under way, for its record (history.ts). */
   turn?: acp.SessionUpdate[];
   /** The prompt under way: aborting it cancels the run. */
@@ -116,7 +114,7 @@ export async function serveAcp(opts: AcpServeOptions, g: GlobalOptions, io: CliI
       }
     }
     runtime.root.manager.log(runStart(id, skill, cwd, how));
-    const session: Session = { id, cwd, runtime, openedAt: Date.now(), updates: Promise.resolve() };
+    const session: Session = { id, cwd, runtime, updates: Promise.resolve() };
     sessions.set(id, session);
     // The run's agent events, as session/updates of this session, in order.
     const mapper = new UpdateMapper();
@@ -140,7 +138,7 @@ export async function serveAcp(opts: AcpServeOptions, g: GlobalOptions, io: CliI
     if (live && live.cwd !== cwd) throw acp.RequestError.invalidParams({ cwd }, `session/${how}: session ${id} works in ${live.cwd}, not ${cwd}`);
     const history = readHistory(findWorkspace(cwd), id);
     if (!live) {
-      if (!history) throw acp.RequestError.sessionNotFound(id);
+      if (!history) throw new acp.RequestError(-32002, `Resource not found: no session ${id.length > 40 ? id.slice(0, 40) + '…' : id} recorded in ${path.join(findWorkspace(cwd), '.agent-apps', 'runs')}`, { sessionId: id });
       if (history.cwd !== undefined && history.cwd !== cwd) throw acp.RequestError.invalidParams({ cwd }, `session/${how}: session ${id} worked in ${history.cwd}, not ${cwd}`);
       if (history.skill !== skill) throw acp.RequestError.invalidParams({ sessionId: id }, `session/${how}: session ${id} ran '${history.skill ?? '?'}'; this agent-apps acp runs '${skill}' (start it with --skill ${history.skill ?? 'NAME'})`);
       if (history.openIn !== undefined && history.openIn !== process.pid) throw acp.RequestError.invalidRequest({ sessionId: id }, `session/${how}: session ${id} is open in another agent-apps process (pid ${history.openIn})`);
@@ -264,10 +262,11 @@ export async function serveAcp(opts: AcpServeOptions, g: GlobalOptions, io: CliI
     const all = [...sessions.values()];
     for (const s of all) s.running?.abort(new AbortError('the ACP connection closed'));
     await Promise.race([Promise.allSettled(all.flatMap((s) => [s.updates, s.answered])), new Promise((resolve) => setTimeout(resolve, DRAIN_MS).unref())]);
-    // Each session's run file ends with how this process ended (agent-apps runs: ok, interrupted).
+    // Each session's run file ends with how this process ended (agent-apps runs: ok, interrupted);
+    // no durationMs, so that `runs` counts from the session's first start, not this process's.
     const exitCode = stopping === 'SIGINT' ? EXIT.interrupted : stopping === 'SIGTERM' ? EXIT.terminated : EXIT.ok;
     for (const s of all) {
-      s.runtime.root.manager.log({ type: 'run-end', tag: 'cli', level: exitCode === EXIT.ok ? 'info' : 'warn', text: `acp session ${s.id}: ${stopping === 'SIGINT' || stopping === 'SIGTERM' ? stopping : 'the client closed the connection'}`, skill, session: s.id, exitCode, durationMs: Date.now() - s.openedAt, record: true });
+      s.runtime.root.manager.log({ type: 'run-end', tag: 'cli', level: exitCode === EXIT.ok ? 'info' : 'warn', text: `acp session ${s.id}: ${stopping === 'SIGINT' || stopping === 'SIGTERM' ? stopping : 'the client closed the connection'}`, skill, session: s.id, exitCode, record: true });
     }
     await Promise.allSettled(all.map((s) => s.runtime.close()));
     stdout.write = original;
