@@ -57,7 +57,7 @@ export function formOf(q: Question): ElicitRequestFormParams {
         type: 'object',
         properties: {
           decision: { type: 'string', title: 'Decision', oneOf: q.choices.map((c) => ({ const: c.value, title: c.label ?? c.value })) },
-          reason: { type: 'string', title: 'Reason', description: 'Why not, for a deny (the agent reads it).' },
+          reason: { type: 'string', title: 'Reason', description: 'Why not, for a deny (the caller sees it).' },
         },
         required: ['decision'],
       },
