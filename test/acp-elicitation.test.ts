@@ -2,13 +2,14 @@
 // - `agent-apps acp`: a skill's `ctx.manager.ask` is a one-field form to a client that declares form
 //   elicitation (a typed answer, or a choice); approvals stay permission requests;
 // - agent-acp: a form the ACP agent sends (the fake agent, test/acp-fake-agent.ts) is asked field by
-//   field of the run's person — here the editor again, through `agent-apps acp` — and declined
-//   when nobody is there (a headless run).
+//   field of the run's person — the terminal (a real PTY), or the editor through `agent-apps acp` —
+//   and declined when nobody is there (a headless run).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as acp from '@agentclientprotocol/sdk';
-import { cli } from './cli-process.ts';
+import { cli, cliEnv } from './cli-process.ts';
 import { fakeAgent, messageText, startAcp, workspace, type AcpServer } from './acp-helpers.ts';
+import { KEYS, spawnPty } from './pty-helpers.ts';
 
 const FORM: acp.ClientCapabilities = { elicitation: { form: {} } };
 
@@ -105,6 +106,27 @@ describe('ACP elicitation', () => {
     );
     const responses = fake.log().filter((e) => e.event === 'elicitation').map((e) => e.response);
     assert.deepEqual(responses, [{ action: 'accept', content: { file: 'notes.txt', lines: 3, overwrite: true } }, { action: 'decline' }]);
+  });
+
+  test('agent-acp in a terminal: the form is asked on screen, a typed answer then a choice, and the agent gets the values', async (t) => {
+    const ws = workspace();
+    const fake = fakeAgent({ prompts: [[{ elicit: AGENT_FORM }, { text: 'Noted.' }]] });
+    const tm = spawnPty(t, ['run', 'notes', '--message', 'remember the milk'], { cwd: ws, env: cliEnv(fake.env), separateStdout: true });
+    await tm.waitFor('Where shall I write the notes?');
+    await tm.idle();
+    assert.match(tm.text(), /asks: Where shall I write the notes\?[\s│]+File/);
+    await tm.type('notes.txt');
+    tm.write(KEYS.enter);
+    await tm.waitFor('(a whole number, at least 1)');
+    await tm.idle();
+    await tm.type('3');
+    tm.write(KEYS.enter);
+    await tm.waitFor('Overwrite it?');
+    await tm.idle();
+    tm.write('y');
+    assert.equal((await tm.exited).exitCode, 0, tm.text());
+    assert.equal(tm.stdout().trim(), 'Noted.');
+    assert.deepEqual(fake.log().find((e) => e.event === 'elicitation')!.response, { action: 'accept', content: { file: 'notes.txt', lines: 3, overwrite: true } });
   });
 
   test('agent-acp headless: the ACP agent’s form is declined (nobody to ask), and the run goes on', async () => {

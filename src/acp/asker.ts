@@ -7,7 +7,6 @@
 //   has no ACP form: E_NOT_INTERACTIVE, as with no person.
 import type { AgentContext, ClientCapabilities, PermissionOption, ToolKind } from '@agentclientprotocol/sdk';
 import { AbortError, AgentAppsError } from '../core/errors.ts';
-import { notInteractive } from '../kernel/asking.ts';
 import type { Answer, Asker, PlainQuestion, Question } from '../core/ask.ts';
 import { formAnswer, questionForm } from './elicit.ts';
 
@@ -35,7 +34,7 @@ export class AcpAsker implements Asker {
   async ask(question: Question, signal: AbortSignal): Promise<Answer> {
     if (question.kind === 'question' && this.#capabilities()?.elicitation?.form) return this.#elicit(question, signal);
     const choices = question.choices ?? [];
-    if (!choices.length) throw notInteractive(`'${question.tool ?? 'a skill'}' asked a question that needs a typed answer, which an ACP client cannot give`);
+    if (!choices.length) throw new AgentAppsError('E_NOT_INTERACTIVE', `'${question.tool ?? 'a skill'}' asked a question that needs a typed answer, and this ACP client takes no forms (its initialize declares no elicitation.form)`);
     const approval = question.kind === 'approval';
     const options: PermissionOption[] = choices.map((c) => ({
       optionId: c.value,
