@@ -42,6 +42,7 @@ export default async (ctx, args) => {
   }
   if (args.text === 'boom') throw Object.assign(new Error('it <broke> & fell'), { code: 'E_BOOM' });
   if (args.text === 'quiet') return undefined;
+  if (args.text === 'hush') return {};
   return { echo: args.text, gateway: ctx.nonlocals.gateway.name };
 };
 `;
@@ -139,12 +140,13 @@ describe('slack gateway: the Events API', () => {
     await event(s, eventCallback({ type: 'app_mention', channel: 'C0123', user: 'U0ALICE', text: '<@U0BOT> reply hi', ts: '1700000102.000300' }, 'Ev3'));
     await until(() => inThread(s.slack, '1700000102.000300').length === 1, 20_000, 'the mention answered');
     assert.match(inThread(s.slack, '1700000102.000300')[0]!.args.text, /"echo": "&lt;@U0BOT&gt; reply hi"/, 'the text as Slack sent it; echoed, the mention is escaped');
-    // Nothing returned, nothing posted: the run is recorded, the thread stays quiet.
+    // Nothing returned (or an empty object), nothing posted: the run is recorded, the thread stays quiet.
     await event(s, eventCallback(message('1700000103.000400', 'quiet'), 'Ev4'));
-    await until(() => runs(s.dir).length === 4, 20_000, 'the quiet run');
+    await event(s, eventCallback(message('1700000103.000450', 'hush'), 'Ev4b'));
+    await until(() => runs(s.dir).length === 5, 20_000, 'the quiet runs');
     await event(s, eventCallback(message('1700000104.000500', 'reply last'), 'Ev5'));
     await until(() => inThread(s.slack, '1700000104.000500').length === 1, 20_000, 'the last reply');
-    assert.deepEqual(inThread(s.slack, '1700000103.000400'), []);
+    assert.deepEqual([...inThread(s.slack, '1700000103.000400'), ...inThread(s.slack, '1700000103.000450')], []);
   });
 
   test('another channel, a bot, our own bot user and a message subtype are acknowledged and run nothing', async (t) => {

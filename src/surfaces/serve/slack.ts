@@ -21,7 +21,7 @@
 // retries otherwise) and then runs the skill, as an untrusted caller (ctx.dispatch), with
 // `{ text, user, channel, ts, thread_ts?, team? }`. `nonlocals.gateway.reply(textOrObject)` posts in
 // the message's thread (chat.postMessage, `thread_ts` = its thread_ts ?? ts); a result the skill
-// returns without replying is posted there too, and a failure as a short error
+// returns without replying is posted there too (an empty one is not), and a failure as a short error
 // (docs/decisions.md). An `event_id` seen before — Slack's retry, `X-Slack-Retry-Num` — and the
 // second event of one message (a mention is a `message` and an `app_mention`) are acknowledged,
 // not run again: the serve's claims (src/events/claims.ts), shared by every serve on NATS.
@@ -203,6 +203,9 @@ interface Posted {
   notice?: boolean;
 }
 
+/** A result not worth a post (as the email gateway's: docs/decisions.md). */
+const empty = (v: unknown) => v === undefined || v === null || v === '' || (Array.isArray(v) ? v.length === 0 : isPlainObject(v) && Object.keys(v).length === 0);
+
 /** An id from outside, for a log line. */
 const safe = (s: unknown) => String(s).replace(/[^\x20-\x7e]/g, '?').slice(0, 80);
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
@@ -252,7 +255,7 @@ export const slackGateway: GatewayFactory = async (ctx: GatewayContext): Promise
     };
     try {
       const result = await ctx.dispatch({ skill: skill!, args, data: args, reply, origin: { ...where } });
-      if (!replied && result !== undefined && result !== null) await post(where, result);
+      if (!replied && !empty(result)) await post(where, result);
     } catch (err) {
       const e = err as AgentAppsError;
       const code = typeof e?.code === 'string' ? e.code : 'E_SKILL';
