@@ -57,10 +57,16 @@ function labelOf(node: DirectiveNode): string {
   return label ? textOf(label) : '';
 }
 
-export default async function directives(ctx: Context) {
+// A tool without a prompt (a code skill) passes through without an async frame of its own
+// (docs/serve.md, "Performance"); a prompt is expanded by `expand`. What throws still rejects.
+export default function directives(ctx: Context): Promise<unknown> {
   const target = ctxTarget(ctx);
   const prompt = target.locals.prompt;
   if (!prompt) return target.manager.next();
+  return expand(ctx, target, prompt);
+}
+
+async function expand(ctx: Context, target: Context, prompt: NonNullable<Context['locals']['prompt']>): Promise<unknown> {
   // A SKILL.md's body is the format's plain Markdown: it gets the format's substitutions and
   // `!`command`` spans, and no directives — `superpowers:brainstorming` there is text, never
   // the skill `brainstorming` (docs/writing-skills.md, "Claude Code's extensions").

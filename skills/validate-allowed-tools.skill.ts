@@ -6,7 +6,8 @@ export const frontmatter = {
   metadata: { role: 'middleware', visibility: 'hidden', tags: ['meta-internal'], params: { type: 'boolean' }, returns: {} },
 };
 
-export default async function validateAllowedTools(ctx: Context, enabled: unknown) {
+// Not an async function (docs/serve.md, "Performance"): nothing here waits; what throws still rejects.
+export default function validateAllowedTools(ctx: Context, enabled: unknown): Promise<unknown> {
   const target = ctxTarget(ctx);
   // A cascaded allowed-tools (a project main, --set) restricts the project's skills, not the
   // runtime's own machinery (the agent, its provider, callback refs: tagged meta-internal).

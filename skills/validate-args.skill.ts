@@ -6,14 +6,19 @@ export const frontmatter = {
   metadata: { role: 'middleware', visibility: 'hidden', tags: ['meta-internal'], params: { type: 'boolean' }, returns: {} },
 };
 
-export default async function validateArgs(ctx: Context, enabled: unknown) {
+// Not an async function: it runs for every invocation, and one with nothing to check needs no
+// async frame of its own (docs/serve.md, "Performance"). What throws still rejects.
+export default function validateArgs(ctx: Context, enabled: unknown): Promise<unknown> {
   const target = ctxTarget(ctx);
   const schema = target.run.tool.params;
   // A tool that takes no args, called with none, needs no validator (nor ajv's load: the repl starts faster).
-  if (enabled !== false && schema !== undefined && !(takesNoArgs(schema) && isEmpty(target.args))) {
-    const errors = await checkSchema(schema, target.args, untrusted(target));
-    if (errors.length) throw new ValidationError(`invalid args for '${target.run.tool.name}'`, errors, 'args');
-  }
+  if (enabled !== false && schema !== undefined && !(takesNoArgs(schema) && isEmpty(target.args))) return check(target, schema);
+  return target.manager.next();
+}
+
+async function check(target: Context, schema: boolean | object): Promise<unknown> {
+  const errors = await checkSchema(schema, target.args, untrusted(target));
+  if (errors.length) throw new ValidationError(`invalid args for '${target.run.tool.name}'`, errors, 'args');
   return target.manager.next();
 }
 

@@ -6,14 +6,20 @@ export const frontmatter = {
   metadata: { role: 'middleware', visibility: 'hidden', tags: ['meta-internal'], params: { type: 'boolean' }, returns: {} },
 };
 
-export default async function validateReturns(ctx: Context, enabled: unknown) {
+// Not an async function: it runs for every invocation, and a skill with no returns schema needs
+// no async frame of its own (docs/serve.md, "Performance"). What throws still rejects.
+export default function validateReturns(ctx: Context, enabled: unknown): Promise<undefined> {
   const target = ctxTarget(ctx);
-  const result = await target.manager.next();
-  const schema = target.run.tool.returns;
-  if (enabled !== false && schema !== undefined && !target.run.signal.aborted) {
-    const errors = await checkSchema(schema, result === undefined ? null : result, untrusted(target));
-    if (errors.length) throw new ValidationError(`result of '${target.run.tool.name}' does not match its returns schema`, errors, 'returns');
-  }
+  return target.manager.next().then((result) => {
+    const schema = target.run.tool.returns;
+    if (enabled !== false && schema !== undefined && !target.run.signal.aborted) return check(target, schema, result);
+    return undefined;
+  });
+}
+
+async function check(target: Context, schema: boolean | object, result: unknown): Promise<undefined> {
+  const errors = await checkSchema(schema, result === undefined ? null : result, untrusted(target));
+  if (errors.length) throw new ValidationError(`result of '${target.run.tool.name}' does not match its returns schema`, errors, 'returns');
   return undefined;
 }
 
