@@ -15,8 +15,11 @@ export function registerAcp(program: Command, io: CliIO): void {
 Each ACP session is a runtime for the workspace at the session's cwd. A prompt runs the skill
 with the prompt's text as its \`message\` arg; agent text and tool calls stream as session
 updates, the result is the last message (text, or JSON), approval gates are permission
-requests, and a cancel aborts the run. A failed skill answers a JSON-RPC error whose message
-starts with its code (E_VALIDATION: …). stdout carries only protocol messages; logs go to stderr.
+requests, a skill's questions are forms when the client takes them (elicitation), and a cancel
+aborts the run. A failed skill answers a JSON-RPC error whose message starts with its code
+(E_VALIDATION: …). Each session is recorded in .agent-apps/runs/<session id>.jsonl, so
+session/load (replaying it) and session/resume take it up again, in a new process too.
+stdout carries only protocol messages; logs go to stderr.
 
 Zed (settings.json):
   "agent_servers": {
