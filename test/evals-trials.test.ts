@@ -1,11 +1,12 @@
-// `agent-apps test` telling flaky from broken (docs/ci.md, "Trials", "A baseline", "Graded by a
-// skill", "Agent Skills evals"), through the real CLI in throw-away workspaces: a case that fails
-// every other call (a code skill keeping a counter in a file) is 50% and flaky, passes at
-// pass.rate 0.5 and fails at 0.6; a saved baseline, a regression (exit 1), an improvement (exit
-// 0), a skill that fails to load counted as a regression, baselines that are not this project's
-// (exit 2, before anything runs); a grader agent skill on a replay cassette; an Agent Skills
-// evals/evals.json folder with --grader and --compare-without-skill; and every reporter's
-// per-case figures — the JUnit report read by a real XML parser (fast-xml-parser).
+// `agent-apps test` telling flaky from broken (docs/ci.md: "Flaky or broken: trials and pass
+// rates", "A baseline", "Graded by a skill", "Agent Skills evals: evals/evals.json"), through the
+// real CLI in throw-away workspaces: a case that fails every other call (a code skill keeping a
+// counter in a file) is 50% and flaky, passes at pass.rate 0.5 and fails at 0.6; a saved
+// baseline, a regression (exit 1), an improvement (exit 0), a skill that fails to load counted as
+// a regression, baselines that are not this project's (exit 2, before anything runs); a grader
+// agent skill on a replay cassette; an Agent Skills evals/evals.json folder with --grader and
+// --compare-without-skill; and every reporter's per-case figures — the JUnit report read by a
+// real XML parser (fast-xml-parser).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

@@ -1,4 +1,4 @@
-// An Agent Skills eval file (docs/ci.md, "Agent Skills evals"): `evals/evals.json` in a skill
+// An Agent Skills eval file (docs/ci.md, "Agent Skills evals: evals/evals.json"): `evals/evals.json` in a skill
 // folder, the layout of the format's skill-creator — `{ skill_name, evals: [{ id, prompt,
 // expected_output, files?, expectations? }] }`. Each eval is a case of the folder's SKILL.md:
 // its prompt is the skill's `arguments`, its files are copied into a temporary workspace the case

@@ -92,7 +92,7 @@ const EXPECT_KEYS = ['equals', 'match', 'schema', 'error', 'check', 'grade'] as 
 const CASE_KEYS = ['name', 'args', 'cassette', 'expect', 'timeout', 'skip', 'trials', 'pass'] as const;
 const FILE_KEYS = ['skill', 'description', 'trials', 'pass', 'cases'] as const;
 
-/** `trials:` — how many times a case runs (docs/ci.md, "Trials"). */
+/** `trials:` — how many times a case runs (docs/ci.md, "Flaky or broken: trials and pass rates"). */
 const TRIALS_SCHEMA = { type: 'integer', minimum: 1 } as const;
 /** `pass: { rate }` — the share of a case's trials that must pass. */
 const PASS_SCHEMA = {
@@ -308,7 +308,7 @@ export function schemaMessage(e: SchemaError, data: unknown, allowed: (where: st
   const inside = where ? `${where}: ` : '';
   const parent = segments[segments.length - 1];
   const value = valueAt(data, segments);
-  // trials and pass.rate: what they may be, and what was given (docs/ci.md, "Trials").
+  // trials and pass.rate: what they may be, and what was given (docs/ci.md, "Flaky or broken: trials and pass rates").
   if (parent === 'trials' && ['type', 'minimum'].includes(e.keyword)) return `${inside}must be a whole number of runs, at least 1 (got ${JSON.stringify(value)})`;
   if (parent === 'rate' && ['type', 'minimum', 'maximum'].includes(e.keyword)) return `${inside}must be a share of the trials from 0 to 1, e.g. 0.8 (got ${JSON.stringify(value)})`;
   switch (e.keyword) {

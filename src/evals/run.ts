@@ -1,10 +1,13 @@
 // Running eval files (docs/ci.md): every file checked first (a malformed one stops everything,
-// exit 2), then the cases in parallel — one runtime per workspace, each case one
-// `runtime.invoke` through the real pipeline. A case's cassette is replayed for that invocation
-// only: an extra middleware (docs/middleware.md, `locals.middleware`, so not its children) that runs right
-// after `model` and sets `model.provider: replay` and `model.cassette` — or, with `update`,
-// `model.record` on the live model the cascade configures (the first case naming a cassette
-// records it; the others replay that recording once it is made).
+// exit 2), then the cases' trials in parallel — one runtime per workspace, each trial one
+// `runtime.invoke` through the real pipeline, metered (its tokens and cost, whether the skill
+// loaded). A case's cassette is replayed for that invocation only: an extra middleware
+// (docs/middleware.md, `locals.middleware`, so not its children) that runs right after `model`
+// and sets `model.provider: replay` and `model.cassette` — or, with `update`, `model.record` on
+// the live model the cascade configures (the first case naming a cassette records it; the others
+// replay that recording once it is made). An Agent Skills eval runs in a temporary workspace, and
+// --compare-without-skill runs each trial on the bare model too (docs/ci.md, "Agent Skills
+// evals: evals/evals.json").
 import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -22,7 +25,7 @@ export interface Usage {
   outputTokens: number;
 }
 
-/** One run of a case (docs/ci.md, "Trials"). */
+/** One run of a case (docs/ci.md, "Flaky or broken: trials and pass rates"). */
 export interface TrialResult {
   status: 'passed' | 'failed';
   durationMs: number;
