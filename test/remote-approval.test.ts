@@ -7,14 +7,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApprovalBroker, withRemoteApprovals, type ApprovalChannel, type PendingApproval } from '../src/policy/remote-approval.ts';
-import { attackWorkspace, runtimeIn } from './security/attack.ts';
+import { attackWorkspace, GATED_ECHO as gated, runtimeIn } from './security/attack.ts';
 import { logs } from './helpers.ts';
 import { until } from './mcp-server-helpers.ts';
 import type { Runtime } from '../src/index.ts';
-
-const ECHO_CALL = `const r = await ctx.manager.invoke('shell', { command: 'echo gated' });
-ctx.manager.finish(r.stdout.trim());`;
-const gated = { 'allowed-tools': 'wordcount', metadata: { 'ask-tools': 'shell(command=echo *)' }, turns: [{ invoke: ECHO_CALL }] };
 
 function channel() {
   const sent: { p: PendingApproval; token: string }[] = [];

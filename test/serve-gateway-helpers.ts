@@ -2,7 +2,9 @@
 // 'request' / 'upgrade' events go to the gateway's hooks, and a GatewayContext whose dispatch runs
 // the message through a real runtime as an untrusted caller (src/policy/untrusted.ts), the way
 // the serve surface does (docs/serve.md).
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
 import { runtimeAt, workspace } from './helpers.ts';
@@ -20,6 +22,12 @@ export interface Served {
   /** The messages dispatched, in order. */
   messages: InboundMessage[];
   logged: string[];
+}
+
+/** What a test skill appended to `ran.log` beside skills/ (a JSON line a run), in order. */
+export function ranLog(dir: string): unknown[] {
+  const file = path.join(dir, 'ran.log');
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
 }
 
 /** A context for `factory` over a runtime at `dir` (no server): for start-up checks. */

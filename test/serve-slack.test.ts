@@ -11,9 +11,9 @@ import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { runtimeAt, workspace as filesWorkspace } from './helpers.ts';
-import { contextFor } from './serve-gateway-helpers.ts';
+import { contextFor, ranLog } from './serve-gateway-helpers.ts';
 import { startServe, until, workspace as serveWorkspace } from './serve-helpers.ts';
-import { attackWorkspace, runtimeIn, WORDCOUNT } from './security/attack.ts';
+import { attackWorkspace, GATED_ECHO as gated, runtimeIn, WORDCOUNT } from './security/attack.ts';
 import { writeAgentSkills } from './agent-helpers.ts';
 import { blockActions, eventCallback, interactivityBody, postSigned, slackSigned, slackStandIn, type SlackStandIn } from './slack-stand-in.ts';
 import { codeBlock, gateBlocks, responseTarget, slackEscape, slackGateway, slackMessage } from '../src/surfaces/serve/slack.ts';
@@ -47,10 +47,7 @@ export default async (ctx, args) => {
 };
 `;
 
-const runs = (dir: string): JsonObject[] => {
-  const file = path.join(dir, 'ran.log');
-  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
-};
+const runs = (dir: string) => ranLog(dir) as JsonObject[];
 
 interface Slack {
   rt: Runtime;
@@ -187,6 +184,9 @@ describe('slack gateway: the Events API', () => {
     const unsignedClick = await fetch(s.interactivity, { method: 'POST', body: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
     assert.equal(unsignedClick.status, 401);
     assert.equal((await fetch(s.events)).status, 405);
+    // Signed but not JSON: 400, after the signature was checked.
+    assert.equal((await postSigned(s.events, SECRET, 'not json')).status, 400);
+    assert.equal((await postSigned(s.interactivity, SECRET, 'payload=%7Bnope', {}, 'application/x-www-form-urlencoded')).status, 400);
     assert.equal(s.messages.length, 0);
     assert.deepEqual(runs(s.dir), []);
     assert.deepEqual(s.slack.calls, [], 'nothing was posted');
@@ -282,10 +282,6 @@ describe('slack gateway: text', () => {
 });
 
 // ── remote approvals ─────────────────────────────────────────────────────────────────────────
-
-const ECHO_CALL = `const r = await ctx.manager.invoke('shell', { command: 'echo gated' });
-ctx.manager.finish(r.stdout.trim());`;
-const gated = { 'allowed-tools': 'wordcount', metadata: { 'ask-tools': 'shell(command=echo *)' }, turns: [{ invoke: ECHO_CALL }] };
 
 /** The approval DMs to U0BOSS (the stand-in answers in D0BOSS), with their buttons' value. */
 function approvalsSent(s: SlackStandIn): { value: string; blocks: any[] }[] {

@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { runtimeAt, workspace } from './helpers.ts';
-import { contextFor, serveGateway } from './serve-gateway-helpers.ts';
+import { contextFor, ranLog, serveGateway } from './serve-gateway-helpers.ts';
 import { DeliveryMemory, webhookGateway } from '../src/surfaces/serve/webhook.ts';
 
 const SECRET = 'hook-secret-for-tests';
@@ -39,10 +39,7 @@ export default () => { throw Object.assign(new Error('it broke'), { code: 'E_BOO
 `,
 };
 
-const runs = (dir: string): unknown[] => {
-  const file = path.join(dir, 'ran.log');
-  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
-};
+const runs = ranLog;
 const hmac = (data: string, secret = SECRET) => crypto.createHmac('sha256', secret).update(data).digest('hex');
 
 async function post(url: string, body: string, headers: Record<string, string>): Promise<{ status: number; json: any }> {

@@ -17,6 +17,16 @@ export const WORDCOUNT = `export const frontmatter = { name: 'wordcount', descri
 export default (ctx, { text }) => text.split(/\\s+/).filter(Boolean).length;
 `;
 
+/**
+ * An agent skill whose code calls `shell` with `echo gated` under `ask-tools`, so that the call
+ * waits at an approval gate (the remote approval suites: test/remote-approval.test.ts, serve-*).
+ */
+export const GATED_ECHO: AgentSkillSpec = {
+  'allowed-tools': 'wordcount',
+  metadata: { 'ask-tools': 'shell(command=echo *)' },
+  turns: [{ invoke: "const r = await ctx.manager.invoke('shell', { command: 'echo gated' });\nctx.manager.finish(r.stdout.trim());" }],
+};
+
 /** Agent code that runs each attempt and finishes with the map of outcomes. */
 export function attempts(list: Record<string, string>, prelude = ''): string {
   const lines = Object.entries(list).map(

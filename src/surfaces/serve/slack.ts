@@ -65,14 +65,14 @@ const MAX_SECTION = 2_900;
  * Slack's entities — so no `<!channel>`, `<@U…>` or `<http://…|link>` is ever formed from it.
  */
 export function slackEscape(text: string): string {
-  return (
-    text
-      // eslint-disable-next-line no-control-regex
-      .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
-      .replace(/&/g, '&amp;')
-      .replace(/</g, '&lt;')
-      .replace(/>/g, '&gt;')
-  );
+  return visible(text, true).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** Control and bidirectional characters as `\uXXXX` (newlines and tabs kept when `lines`). */
+function visible(text: string, lines: boolean): string {
+  // eslint-disable-next-line no-control-regex
+  const unseen = lines ? /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g : /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+  return text.replace(unseen, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** `text` as a mrkdwn code block: escaped, at most `max` characters, no run of backticks that would end it. */
@@ -84,8 +84,7 @@ export function codeBlock(text: string, max = MAX_SECTION - 20): string {
 
 /** One line for a plain_text field (a header): printable, at most `max` characters. */
 function plainLine(text: string, max: number): string {
-  // eslint-disable-next-line no-control-regex
-  const s = text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const s = visible(text, false);
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
 
@@ -287,6 +286,25 @@ export const slackGateway: GatewayFactory = async (ctx: GatewayContext): Promise
     return raw;
   }
 
+  /**
+   * The verified body as an object: the Events API posts JSON, interactivity a form whose
+   * `payload` is the JSON. Undefined once refused (401, 413, 400).
+   */
+  async function signedJson(req: IncomingMessage, res: ServerResponse, what: 'events' | 'interactivity'): Promise<Record<string, unknown> | undefined> {
+    const raw = await signed(req, res, what);
+    if (raw === undefined) return undefined;
+    let payload: unknown;
+    try {
+      const text = raw.toString('utf8');
+      payload = JSON.parse(what === 'events' ? text : (new URLSearchParams(text).get('payload') ?? ''));
+    } catch {
+      payload = undefined;
+    }
+    if (isPlainObject(payload)) return payload;
+    sendError(res, 400, 'E_BAD_REQUEST', what === 'events' ? 'expected an Events API payload (JSON)' : 'expected a form with payload=<JSON>');
+    return undefined;
+  }
+
   /** The message an event carries, or why it is ignored. */
   function messageOf(payload: Record<string, unknown>): { args: JsonObject; where: Where } | { ignored: string } {
     const e = payload.event as Record<string, unknown>;
@@ -307,15 +325,8 @@ export const slackGateway: GatewayFactory = async (ctx: GatewayContext): Promise
   }
 
   async function events(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await signed(req, res, 'events');
-    if (raw === undefined) return;
-    let payload: unknown;
-    try {
-      payload = JSON.parse(raw.toString('utf8'));
-    } catch {
-      return sendError(res, 400, 'E_BAD_REQUEST', 'the body is not JSON');
-    }
-    if (!isPlainObject(payload)) return sendError(res, 400, 'E_BAD_REQUEST', 'expected an Events API payload');
+    const payload = await signedJson(req, res, 'events');
+    if (payload === undefined) return;
     // Slack checks a new Request URL with a challenge to echo, signed like any request.
     if (payload.type === 'url_verification') return send(res, 200, { challenge: payload.challenge ?? null });
     if (payload.type !== 'event_callback' || !isPlainObject(payload.event)) return send(res, 200, { ok: true, ignored: `a ${safe(payload.type)} payload` });
@@ -407,15 +418,8 @@ export const slackGateway: GatewayFactory = async (ctx: GatewayContext): Promise
   }
 
   async function interactivity(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await signed(req, res, 'interactivity');
-    if (raw === undefined) return;
-    let payload: unknown;
-    try {
-      payload = JSON.parse(new URLSearchParams(raw.toString('utf8')).get('payload') ?? '');
-    } catch {
-      return sendError(res, 400, 'E_BAD_REQUEST', 'expected a form with payload=<JSON>');
-    }
-    if (!isPlainObject(payload)) return sendError(res, 400, 'E_BAD_REQUEST', 'expected an interactivity payload');
+    const payload = await signedJson(req, res, 'interactivity');
+    if (payload === undefined) return;
     // Slack wants its 200 (empty) within 3 s; what a click did shows in the messages.
     res.writeHead(200, { 'content-length': '0' }).end();
     if (payload.type !== 'block_actions' || !Array.isArray(payload.actions)) return;
