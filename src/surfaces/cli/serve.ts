@@ -7,7 +7,7 @@ import type { CliIO } from '../shared/io.ts';
 export function registerServe(program: Command, io: CliIO): void {
   program
     .command('serve')
-    .description('run the workspace’s gateways (web, webhook, websocket), schedules and event routes until SIGTERM / SIGINT')
+    .description('run the workspace’s gateways (web, webhook, websocket, email, slack), schedules and event routes until SIGTERM / SIGINT')
     .option('--http <[host:]port>', 'the shared HTTP listener (default 127.0.0.1:8808); GET /healthz answers there')
     .option('--token-file <path>', 'read the bearer token clients must send from this file (default: AGENT_APPS_SERVE_TOKEN); a token is required off loopback')
     .option('--token <token>', 'the bearer token itself — visible to other local users in the process list: prefer --token-file or AGENT_APPS_SERVE_TOKEN')
@@ -32,6 +32,13 @@ Gateways are configured under \`gateways:\` in the workspace's main (skills/main
     live:
       type: websocket               # /ws/live: text frames in, JSON frames out
       skill: chat
+    team:
+      type: slack                   # POST /slack/team/events and /slack/team/interactivity
+      signingSecretEnv: SLACK_SIGNING_SECRET
+      tokenEnv: SLACK_BOT_TOKEN     # replies go in the message's thread
+      channels: [C0123]
+      skill: helper
+  approvals: { via: team, approvers: [U0BOSS] }   # approval gates as Slack buttons to U0BOSS
 
 Every inbound message emits \`gateway-message\` on the event bus, then runs its route's skill as an
 untrusted caller (docs/security.md): args are data only ($-keys refused), refs by bare name, and
