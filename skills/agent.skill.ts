@@ -97,6 +97,9 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
   served.nonlocals.agent = scope;
   ctx.nonlocals.agent = scope;
   const trace = new AgentTrace({ ctx, served, topic, skillName, display, model: config });
+  // The run's journal (docs/runs.md): this agent's model responses and its code's host calls,
+  // played back from the journal of the run it resumes.
+  const journal = ctx.globals.internals.journal?.agent(ctx, display);
 
   // ── discovery: what this agent's code may do (src/agent/bridge.ts) ─────────────────────────
   // A sub-agent's effective model config is this one without `record` (the caller's recording is
@@ -143,6 +146,7 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
     memory: args.memory,
     sandbox: limits.sandboxConfig,
     returns,
+    ...(journal ? { journal } : {}),
     abort: (reason) => {
       // Refusal: the served skill is aborted and the agent stops.
       served.manager.abort(reason);
@@ -161,10 +165,16 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
   /** The current turn called tools (a tool-call or tool-result since the last turn-end). */
   let toolTurn = false;
   const hookCb = createCallbackRef(ctx, 'agent-hook', async (_cbCtx: Context, e: { type: string; [key: string]: unknown }): Promise<HookDirective> => {
+    // A whole model response, for the journal only (the trace has its message and tool calls).
+    if (e.type === 'response') {
+      journal?.response(e);
+      return undefined;
+    }
     trace.record(e);
     switch (e.type) {
       case 'turn-start':
         used.turnStart();
+        if (typeof e.turnNumber === 'number') journal?.turnStart(e.turnNumber);
         return undefined;
       case 'usage':
         // model.budget, whatever the provider: over it, this throws E_AGENT_LIMIT into the provider.
@@ -203,6 +213,8 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
   });
 
   // ── run, and trace the outcome ─────────────────────────────────────────────────────────────
+  // A resume that cannot go on (E_RESUME, docs/runs.md) stops this agent, wherever it was.
+  const offFatal = journal?.run.onFatal((err) => stop.abort(err));
   trace.emit('agent-start', { skill: skillName, ...(args.name ? { name: args.name } : {}), provider, mode: visible.mode, tools: visible.tools.map((t) => t.name) });
   try {
     const providerArgs: AgentArgs = {
@@ -213,8 +225,10 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
       userMessage: message,
       skillName,
       agentSignal: stop.signal,
+      ...(journal ? { journal: { turns: journal.replayTurns } } : {}),
     };
     const result = await ctx.manager.invoke(provider, providerArgs as unknown as JsonObject);
+    if (journal?.run.fatal) throw journal.run.fatal;
     // A provider that swallowed a limit error does not turn the run into a success.
     if (!returns.finished && used.hit) throw used.hit;
     const value = returns.finished ? returns.finished.value : result;
@@ -222,11 +236,12 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
     return value;
   } catch (err) {
     // A provider's own failure is E_MODEL; a runtime error (a limit, an abort …) keeps its code.
-    const error = code.endedOn(providerError(err, provider));
+    const error = journal?.run.fatal ?? code.endedOn(providerError(err, provider));
     trace.fail(error, used.steps);
     throw error;
   } finally {
     ctx.run.signal.removeEventListener('abort', onAbort);
+    offFatal?.();
     code.dispose();
     invokeCb.release();
     hookCb.release();

@@ -517,7 +517,7 @@ describe('agent-strands skill', () => {
     assert.deepEqual(frontmatter.metadata.tags, ['meta-internal']);
     assert.deepEqual(
       Object.keys(frontmatter.metadata.params.properties).sort(),
-      ['agentSignal', 'config', 'hookRef', 'invokeRef', 'prompt', 'skillName', 'userMessage'],
+      ['agentSignal', 'config', 'hookRef', 'invokeRef', 'journal', 'prompt', 'skillName', 'userMessage'],
     );
   });
 

@@ -29,7 +29,8 @@ import { isCallable, type VisibleOptions } from '../policy/callable.ts';
 import { checkArgs, isBuiltin, noProtoKeys, refsAreNames, sanitizeArgs, untrustedRef, type CallerPolicy, type Gates } from '../policy/untrusted.ts';
 import { ApprovalState, denied, isRecorded, passGate, refuseByTrust, trustOf } from '../policy/approval.ts';
 import type { Kernel } from '../kernel/orchestrator.ts';
-import type { Context, JsonObject, LogInput } from '../core/types.ts';
+import type { Context, JsonObject, LoadedTool, LogInput } from '../core/types.ts';
+import { NEXT_CALL, type AgentJournal, type AskPerson } from './journal.ts';
 
 /** Host memory that one agent run (its sub-agents included) may pin through payloads: JSON characters. */
 export interface HostBudget {
@@ -73,6 +74,8 @@ export interface BridgeOptions {
   middleware: boolean;
   finish(exec: ExecutionHandle, value: unknown): Promise<null>;
   abort(reason: unknown): void;
+  /** The run's journal of this agent (docs/runs.md): `invoke` and `next` are journaled, and played back on a resume. */
+  journal?: AgentJournal;
 }
 
 export type HostCall = (exec: ExecutionHandle, method: string, args: unknown[], size: number) => Promise<unknown>;
@@ -103,6 +106,9 @@ export function createBridge(o: BridgeOptions): HostCall {
       case 'invoke': {
         const [ref, callArgs] = a as [unknown, unknown];
         const g = gates(exec);
+        // docs/runs.md: a call the journal of a resumed run holds a result for is played back, not made.
+        const call = o.journal?.call(typeof ref === 'string' ? ref : String(ref), callArgs, exec.kill);
+        if (call?.recorded) return call.replay((tool, err) => g.refused(tool, err));
         let clean: unknown;
         try {
           if (typeof ref !== 'string' || isPathRef(ref)) throw untrustedRef('invoke', ref);
@@ -116,18 +122,24 @@ export function createBridge(o: BridgeOptions): HostCall {
           if (!check.ok) throw new AgentAppsError('E_ALLOWED_TOOLS', `'${skillName}' may not invoke '${ref}': ${check.why}`);
           clean = await sanitizeArgs(kernel, paths, cwd, callArgs, policy, skillName, g);
           await checkArgs(kernel, paths, cwd, tool.name, tool.decl.params, clean, policy, skillName, 0, g);
+          // A call that started in the run being resumed and left no result: run it again only if allowed.
+          if (call?.unverified) await call.confirm({ idempotent: await idempotent(kernel, tool, paths), ask: asker(served) });
           // Last, once every rule has passed: trust, and the gate (a person is never asked about a call that would be refused).
           await g.pass(tool, clean, check);
         } catch (err) {
           // A refusal of this call (not an error of the tool it calls) is a denial of the agent run.
           const e = err as AgentAppsError;
-          if (e instanceof AgentAppsError && (e.code === 'E_ALLOWED_TOOLS' || e.code === 'E_UNTRUSTED_REF') && !isRecorded(e)) {
+          const refusal = e instanceof AgentAppsError && (e.code === 'E_ALLOWED_TOOLS' || e.code === 'E_UNTRUSTED_REF' || e.code === 'E_DENIED');
+          if (refusal && e.code !== 'E_DENIED' && !isRecorded(e)) {
             g.refused(typeof ref === 'string' ? ref : '(not a name)', e);
           }
+          call?.failed(err, { started: false, denied: refusal && isRecorded(e) });
           throw err;
         }
         // The trust middleware checks that calls from agent code came through here (trust.skill.ts).
-        return jsonSafe(await exec.ctx.manager.invoke(ref as string, clean as JsonObject, { context: { signal: exec.signal, locals: { internals: { gated: true } } } }));
+        const context = { signal: exec.signal, locals: { internals: { gated: true } }, ...(call ? { nonlocals: { journalCall: call.scope } } : {}) };
+        if (!call) return jsonSafe(await exec.ctx.manager.invoke(ref as string, clean as JsonObject, { context }));
+        return journaled(call, () => exec.ctx.manager.invoke(ref as string, clean as JsonObject, { context }));
       }
       case 'finish':
         return o.finish(exec, a[0]);
@@ -139,9 +151,14 @@ export function createBridge(o: BridgeOptions): HostCall {
       case 'abort':
         o.abort(a[0] ?? `agent of '${skillName}' aborted`);
         return null;
-      case 'next':
+      case 'next': {
         if (!o.middleware) throw new AgentAppsError('E_NOT_MIDDLEWARE', `'${skillName}' is not serving another pipeline: there is no target.manager.next()`);
-        return jsonSafe(await served.envelope.target.manager.next());
+        const call = o.journal?.call(NEXT_CALL, null, exec.kill);
+        if (!call) return jsonSafe(await served.envelope.target.manager.next());
+        if (call.recorded) return call.replay((tool, err) => gates(exec).refused(tool, err));
+        if (call.unverified) await call.confirm({ idempotent: false, ask: asker(served) });
+        return journaled(call, () => served.envelope.target.manager.next());
+      }
       case 'get': {
         const p = checkGetPath(a[0]);
         return scrub(served.manager.get(p), p);
@@ -163,6 +180,29 @@ export function createBridge(o: BridgeOptions): HostCall {
     }
   };
 }
+
+/** Runs a journaled call: its call-start, the call, its call-end (the result as the code gets it, or the error). */
+async function journaled(call: NonNullable<ReturnType<AgentJournal['call']>>, run: () => Promise<unknown>): Promise<unknown> {
+  call.start();
+  let result: unknown;
+  try {
+    result = jsonSafe(await run());
+  } catch (err) {
+    call.failed(err, { started: true });
+    throw err;
+  }
+  call.end(result);
+  return result;
+}
+
+/** `idempotent: true` in the tool's metadata (its own, or a folder's main above it): running it twice is harmless (docs/runs.md). */
+async function idempotent(kernel: Kernel, tool: LoadedTool, paths: readonly string[]): Promise<boolean> {
+  const plan = await kernel.planner.plan(tool, paths);
+  return plan.cascade.metadata.idempotent === true;
+}
+
+/** Asks the person at the terminal, as `ctx.manager.ask` of the served skill does. */
+const asker = (served: Context): AskPerson => (question, choices) => served.manager.ask(question, { choices });
 
 /**
  * Counts an accepted payload against the run's host budget, in O(1): `size` is the JSON length the
@@ -236,7 +276,7 @@ function lowered(key: string, value: unknown, ceiling: unknown, refuse: (key: st
 /** Never readable from agent code, at any path (docs/security.md: no config secrets, no internals). */
 const HIDDEN = ['globals', 'manager', 'envelope.parent', 'envelope.target', 'locals.internals', 'locals.config', 'locals.middleware', 'nonlocals.middleware', 'run.signal'];
 /** Never writable from agent code: the hidden paths, and what audit middleware reads. */
-const PROTECTED = [...HIDDEN, 'locals.agent', 'locals.history', 'nonlocals.agent', 'nonlocals.debug', 'nonlocals.rootContextId'];
+const PROTECTED = [...HIDDEN, 'locals.agent', 'locals.history', 'nonlocals.agent', 'nonlocals.debug', 'nonlocals.rootContextId', 'nonlocals.journalCall'];
 
 function segments(p: unknown, op: string): string[] {
   if (typeof p !== 'string' || !p) throw new AgentAppsError('E_VALIDATION', `${op} needs a dotted path`);

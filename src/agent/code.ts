@@ -12,6 +12,7 @@ import { DEFAULT_ISOLATION } from '../sandbox/types.ts';
 import { createBridge, jsonSafe, type AgentPolicy, type ExecutionHandle, type HostCall } from './bridge.ts';
 import type { SandboxLimits } from './limits.ts';
 import type { Returns } from './returns.ts';
+import type { AgentJournal } from './journal.ts';
 
 export interface AgentCodeOptions {
   kernel: Kernel;
@@ -33,6 +34,8 @@ export interface AgentCodeOptions {
   returns: Returns;
   /** `ctx.manager.abort(reason)` from the code: refusal, not failure. */
   abort(reason: unknown): void;
+  /** The run's journal of this agent, when the run keeps one (docs/runs.md). */
+  journal?: AgentJournal;
 }
 
 /** Tool errors a run can end on: the caller sees them when nothing happened after them (docs/agents.md). */
@@ -72,6 +75,7 @@ export class AgentCode {
       middleware: o.middleware,
       finish: (exec, value) => o.returns.finish(exec.ctx, value),
       abort: o.abort,
+      ...(o.journal ? { journal: o.journal } : {}),
     });
     // The code comes after the provider has prepared its model: the sandbox process starts now,
     // in parallel with that, not after it (if the `model` middleware has not started it already).

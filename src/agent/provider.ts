@@ -29,6 +29,21 @@ export interface AgentArgs {
   skillName: string;
   /** Aborted on fail(), refusal or cancellation: the provider stops its model. In-process callers only. */
   agentSignal?: AbortSignal;
+  /**
+   * Set when the run keeps a journal (docs/runs.md): the provider reports each model response as a
+   * `response` hook event, and plays `turns` back — the responses a resumed run's journal holds, in
+   * order — instead of asking its model, which it asks from the turn after them on. A provider
+   * that ignores it still runs; a resume then asks its model again.
+   */
+  journal?: { turns: JournalTurn[] };
+}
+
+/** A model response as a journal holds it (docs/runs.md), the shape of a cassette entry. */
+export interface JournalTurn {
+  text?: string;
+  /** The code of its `invoke` tool use, or of each when it had several. */
+  invoke?: string | string[];
+  usage?: TokenUsage;
 }
 
 /** The args of `invokeRef`: the code the model wrote for its one tool, `invoke`. */
@@ -62,6 +77,11 @@ export interface HookEventMap {
   retry: { attempt: number; turnNumber?: number };
   /** Tokens of one model call; `total`: of the run so far. */
   usage: TokenUsage & { total?: TokenUsage; turnNumber?: number };
+  /**
+   * A whole model response, before any of its tools run (only with `AgentArgs.journal`); `replayed`:
+   * played back from the journal, not asked of the model. The agent journals it; it is not traced.
+   */
+  response: JournalTurn & { turnNumber?: number; replayed?: boolean };
 }
 
 export type HookEventType = keyof HookEventMap;

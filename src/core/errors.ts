@@ -43,6 +43,8 @@ export type ErrorCode =
   | 'E_MODEL'
   /** A replayed model turn whose request is not the recorded one (with a diff in `detail`). */
   | 'E_CASSETTE_DRIFT'
+  /** A resumed run cannot go on from its journal: an unverified call nobody let run again, or a journal the run no longer matches (exit 1; docs/runs.md). */
+  | 'E_RESUME'
   /** An agent's limit (maxSteps …) is exhausted. */
   | 'E_AGENT_LIMIT'
   /** The person running agent-apps denied an approval. */

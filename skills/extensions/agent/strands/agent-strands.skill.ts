@@ -4,6 +4,7 @@
 // directives. Tool filtering, returns enforcement and the sandbox live in the `agent` skill.
 // The SDK is imported when the skill runs, not when it is listed.
 
+import type { BaseModelConfig, Model } from '@strands-agents/sdk';
 import type { AgentArgs, Context } from 'agent-apps';
 import type { ModelConfig } from './models.ts';
 
@@ -27,6 +28,7 @@ export const frontmatter = {
         userMessage: { type: 'string', description: 'The first user message.' },
         skillName: { type: 'string', description: 'The skill whose pipeline started this agent.' },
         agentSignal: { description: 'AbortSignal that stops the loop (in-process callers only).' },
+        journal: { type: 'object', description: "The run keeps a journal (docs/runs.md): { turns } — model responses to play back before the model is asked; every response is reported as a 'response' hook event." },
       },
       required: ['prompt', 'invokeRef'],
     },
@@ -39,16 +41,24 @@ type StrandsArgs = Pick<AgentArgs, 'prompt' | 'invokeRef'> &
   Partial<Omit<AgentArgs, 'config'>> & { config?: ModelConfig & { baseDir?: string; maxTurns?: number; deltas?: boolean } };
 
 export default async function agentStrands(ctx: Context, args: StrandsArgs): Promise<unknown> {
-  const [{ createModel }, { runAgentLoop }, { withStrandsLog }] = await Promise.all([import('./models.ts'), import('./loop.ts'), import('./logging.ts')]);
+  const [{ createModel }, { runAgentLoop }, { withStrandsLog }, journaled] = await Promise.all([
+    import('./models.ts'),
+    import('./loop.ts'),
+    import('./logging.ts'),
+    args.journal ? import('./journal-model.ts') : undefined,
+  ]);
   const config = args.config ?? {};
+  const { hookRef, invokeRef } = args;
   // The SDK's notice that it picked its default modelId is not a warning here: when that model
   // cannot be reached, the error says which model config to set (and a console run would print the
   // notice before the one line that matters).
   const onLog = (level: 'debug' | 'info' | 'warn' | 'error', text: string) =>
     ctx.manager.log({ type: 'strands', tag: 'agent', level: level === 'warn' && DEFAULT_MODEL_NOTICE.test(text) ? 'debug' : level, text });
   // The SDK logs from model constructors too (e.g. a defaulted modelId): never to the console.
-  const model = await withStrandsLog(onLog, () => createModel(config, typeof config.baseDir === 'string' ? { baseDir: config.baseDir } : {}));
-  const { hookRef, invokeRef } = args;
+  // The run's journal (docs/runs.md): each response reported whole before its tools run; a resumed run's journaled responses played first.
+  const journal = args.journal;
+  const wrap = journaled && journal ? { wrap: (m: Model<BaseModelConfig>) => new journaled.JournalModel(m, Array.isArray(journal.turns) ? journal.turns : [], (r) => (hookRef ? ctx.manager.invoke(hookRef, { type: 'response', ...r }) : Promise.resolve())) } : {};
+  const model = await withStrandsLog(onLog, () => createModel(config, { ...(typeof config.baseDir === 'string' ? { baseDir: config.baseDir } : {}), ...wrap }));
   const signal = isAbortSignal(args.agentSignal) ? args.agentSignal : ctx.run.signal;
   const maxTurns = typeof config.maxTurns === 'number' ? config.maxTurns : undefined;
   // A live view in a terminal (the CLI's, docs/terminal.md) shows the text as it streams, unless model.deltas says otherwise.

@@ -52,6 +52,8 @@ export interface CreateModelOptions {
   baseDir?: string;
   /** Where credentials are read from (default: process.env). */
   env?: Record<string, string | undefined>;
+  /** Wraps the model (the fallback chain included) before `record` does: the journal (docs/runs.md), so a recording holds every turn. */
+  wrap?: (model: Model<BaseModelConfig>) => Model<BaseModelConfig>;
 }
 
 /** What a model was built from, for error messages. */
@@ -110,6 +112,7 @@ export async function createModel(config: ModelConfig = {}, options: CreateModel
     const { FallbackModel } = await import('./fallback.ts');
     model = new FallbackModel(chain);
   }
+  if (options.wrap) model = options.wrap(model);
 
   if (typeof config.record === 'string' && config.record) {
     const file = isAbsolute(config.record) ? config.record : resolve(baseDir, config.record);

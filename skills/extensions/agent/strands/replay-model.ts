@@ -90,6 +90,11 @@ export class ReplayModel extends Model<ReplayModelConfig> {
     return this.#turns.length;
   }
 
+  /** A resumed run (docs/runs.md) played its first `n` turns from its journal: the cassette goes on from turn n + 1. */
+  skipTurns(n: number): void {
+    this.#next = Math.max(this.#next, n);
+  }
+
   updateConfig(modelConfig: ReplayModelConfig): void {
     this.#config = { ...this.#config, ...modelConfig };
   }
