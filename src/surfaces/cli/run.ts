@@ -22,6 +22,8 @@ import type { CliIO } from '../shared/io.ts';
 import { LineAsker } from '../../core/line-asker.ts';
 import { DEFAULT_SERVE_URL, serveApprovalsAsker } from '../shared/serve-approvals.ts';
 import type { Asker } from '../../core/ask.ts';
+import { RunJournal } from '../../agent/journal.ts';
+import { resumePlan, runsDirOf, type ResumePlan } from '../shared/resume.ts';
 
 export function registerRun(program: Command, io: CliIO): void {
   program
@@ -31,6 +33,8 @@ export function registerRun(program: Command, io: CliIO): void {
     .argument('[args...]', 'the skill’s args as --NAME VALUE (coerced by its params schema)')
     .option('--args-json <json>', "args as a JSON object, or '-' to read it from stdin")
     .option('--record <path>', 'record the model’s side of the run as a cassette (= --set model.record=PATH, PATH relative to here)')
+    .option('--resume <id>', 'continue run ID, which died before its end, from its journal (docs/runs.md; = agent-apps runs resume ID)')
+    .option('--rerun-unverified', 'with --resume: run again, without asking, the calls that started and left no result')
     // Everything after the skill name is the skill's (splitRunTokens picks out global options).
     .passThroughOptions()
     .allowUnknownOption()
@@ -54,9 +58,10 @@ Examples:
   $ agent-apps run event-emit --topic jobs --type done --data.id 7       --data.id nests
   $ agent-apps run hello --output-format stream-json --fail-on-denial
   $ agent-apps run hello --name Ada --record ada.cassette.yaml           the model's side, to replay
-  $ agent-apps run hello --name Ada --remote --remote-timeout 10000      a worker runs it`,
+  $ agent-apps run hello --name Ada --remote --remote-timeout 10000      a worker runs it
+  $ agent-apps run hello --resume 6af2d444           go on with a run that died, from its journal`,
     )
-    .action(async (skill: string, tokens: string[], opts: { argsJson?: string; record?: string }, cmd: Command) => {
+    .action(async (skill: string, tokens: string[], opts: { argsJson?: string; record?: string; resume?: string; rerunUnverified?: boolean }, cmd: Command) => {
       // `run --name Ada` runs main with args; commander took the first flag for the skill name.
       if (skill.startsWith('-')) [skill, tokens] = ['main', [skill, ...tokens]];
       const pre = globalsOf(cmd);
@@ -67,7 +72,23 @@ Examples:
       }
       const g = mergeGlobals(pre, split.globals);
       const { remote, tokens: own } = splitRemote(split.tokens);
-      const code = await runSkill(skill, own, { argsJson: split.argsJson ?? opts.argsJson, record: split.record ?? opts.record }, g, io, { ...(remote ? { remote } : {}), ...(split.prepared ? { prepared: split.prepared } : {}) });
+      // --resume ID (docs/runs.md): the run must be one of this skill's.
+      const resumeId = split.resume ?? opts.resume;
+      let resume: ResumePlan | undefined;
+      if (resumeId !== undefined) {
+        try {
+          if (remote) throw new AgentAppsError('E_USAGE', '--resume runs here, from the run file: it does not go with --remote');
+          resume = resumePlan(runsDirOf(g), resumeId);
+          if (resume.skill !== skill) throw new AgentAppsError('E_USAGE', `run ${resume.id.slice(0, 8)} was a run of '${resume.skill}', not '${skill}' — agent-apps run ${resume.skill} --resume ${resumeId}, or agent-apps runs resume ${resumeId}`);
+        } catch (err) {
+          await split.prepared?.runtime.close();
+          throw err;
+        }
+      } else if (split.rerunUnverified || opts.rerunUnverified) {
+        await split.prepared?.runtime.close();
+        throw new AgentAppsError('E_USAGE', '--rerun-unverified goes with --resume ID (or agent-apps runs resume ID)');
+      }
+      const code = await runSkill(skill, own, { argsJson: split.argsJson ?? opts.argsJson, record: split.record ?? opts.record, ...(resume ? { resume, rerunUnverified: split.rerunUnverified ?? opts.rerunUnverified ?? false } : {}) }, g, io, { ...(remote ? { remote } : {}), ...(split.prepared ? { prepared: split.prepared } : {}) });
       (program as Command & { exitCodeOverride?: number }).exitCodeOverride = code;
     });
 }
@@ -151,14 +172,28 @@ export interface RunExtras {
   prepared?: PreparedRuntime;
 }
 
-export async function runSkill(skill: string, tokens: string[], opts: { argsJson?: string; record?: string }, g: GlobalOptions, io: CliIO, extras: RunExtras = {}): Promise<number> {
+/** How `run` is asked to run: its args as JSON, `--record`, and `--resume` (docs/runs.md). */
+export interface RunOptions {
+  argsJson?: string;
+  record?: string;
+  /** Continue this run from its journal: its skill, args and options unless given again. */
+  resume?: ResumePlan;
+  /** With `resume`: calls that started and left no result run again without asking. */
+  rerunUnverified?: boolean;
+}
+
+export async function runSkill(skill: string, tokens: string[], opts: RunOptions, g: GlobalOptions, io: CliIO, extras: RunExtras = {}): Promise<number> {
   const started = Date.now();
   let prepared = extras.prepared;
   let format: ReturnType<typeof outputFormat>;
   let rtOpts: ReturnType<typeof runtimeOptions>;
+  const resume = opts.resume;
   try {
     format = outputFormat(g);
+    // A resume runs where the run it continues ran, with its --path and --set (given again, they add).
+    if (resume) g = { ...g, ...(g.cwd === undefined && resume.cwd !== undefined ? { cwd: resume.cwd } : {}), ...(g.path === undefined && resume.paths?.length ? { path: resume.paths } : {}) };
     rtOpts = runtimeOptions(g);
+    if (resume?.overrides) rtOpts.overrides = mergeOverrides(resume.overrides, rtOpts.overrides ?? {});
     if (extras.overrides) rtOpts.overrides = mergeOverrides(rtOpts.overrides ?? {}, extras.overrides);
     // `--record PATH` (docs/ci.md): a path as typed, relative to where the command runs — not, as a
     // `model.record` from a file would be, to the skill's folder.
@@ -206,6 +241,10 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
       io.stderr.write(`${paint.yellow('warn')}: cannot record this run under ${config.workspace}/.agent-apps (${(err as Error).message})\n`);
     }
   }
+  // The run's journal (docs/runs.md): its agents' model responses and host calls, in the run file
+  // as they happen; a resume plays back the journal of the run it continues.
+  const journal = jsonl || resume ? new RunJournal({ write: (line) => root.manager.log(line), ...(resume ? { resume: { from: resume.id, journal: resume.journal }, rerunUnverified: opts.rerunUnverified === true } : {}) }) : undefined;
+  if (journal) root.globals.internals.journal = journal;
   // The run's last record: written once, by whichever way the run ends.
   let ended = false;
   // Its exitCode and durationMs are what `agent-apps runs` lists (docs/ci.md).
@@ -240,9 +279,13 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
       } else throw err;
     }
     const fromJson = await readArgsJson(opts.argsJson, io.stdin);
-    const args: JsonObject = { ...(fromJson ?? {}), ...parseSkillArgs(tokens, params) };
-    // The pid tells `agent-apps runs` whether a run that never wrote run-end is still going.
-    root.manager.log({ type: 'run-start', tag: 'cli', level: 'info', text: `run ${skill}`, skill, args, pid: process.pid, record: true });
+    // A resume runs with the args of the run it continues, unless others are given.
+    const given = fromJson !== undefined || tokens.length > 0;
+    const args: JsonObject = resume && !given ? resume.args : { ...(fromJson ?? {}), ...parseSkillArgs(tokens, params) };
+    // The pid tells `agent-apps runs` whether a run that never wrote run-end is still going; the
+    // options (where it ran, --path, --set) are what a resume of it runs with (docs/runs.md).
+    const options = { cwd: config.cwd, ...(rtOpts.paths?.length ? { paths: rtOpts.paths } : {}), ...(rtOpts.overrides && Object.keys(rtOpts.overrides).length ? { overrides: rtOpts.overrides } : {}) };
+    root.manager.log({ type: 'run-start', tag: 'cli', level: 'info', text: `run ${skill}${resume ? ` (resuming run ${resume.id.slice(0, 8)})` : ''}`, skill, args, pid: process.pid, options, ...(resume ? { resumedFrom: resume.id } : {}), record: true });
     stream?.start(runId, skill, args);
     // A skill awaiting something with no timer or socket behind it (an event-wait without a
     // timeout, a promise that never settles) must not let Node exit mid-run (exit 13): hold a
@@ -259,6 +302,8 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
       clearInterval(keepAlive);
     }
     if (stop.signal) throw new Error(stop.signal);
+    // A resume that could not go on (E_RESUME) fails the run, whatever the skill made of it.
+    if (journal?.fatal) throw journal.fatal;
     // --fail-on-denial (docs/ci.md): a run in which agent code was refused a call did not succeed.
     if (g.failOnDenial && report.denials.length) throw new AgentAppsError('E_DENIED', `${report.summary()} (--fail-on-denial)`);
     runEnd({ level: 'info', text: `run ${skill}: ok`, exitCode: EXIT.ok });
@@ -273,7 +318,9 @@ export async function runSkill(skill: string, tokens: string[], opts: { argsJson
       if (out !== undefined) await write(io.stdout, out.endsWith('\n') ? out : out + '\n');
     }
     return EXIT.ok;
-  } catch (err) {
+  } catch (caught) {
+    // The agents stopped on E_RESUME: that is what the run ends on, whatever reached here.
+    const err = journal?.fatal ?? caught;
     if (stop.signal) {
       await stop.settled;
       await terminal?.close();

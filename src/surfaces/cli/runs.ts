@@ -9,23 +9,18 @@ import type { Command } from 'commander';
 import { AgentAppsError } from '../../core/errors.ts';
 import type { LogEvent } from '../../core/types.ts';
 import { redact } from '../../core/redact.ts';
-import { findWorkspace } from '../../loader/search-paths.ts';
 import { painter, type Painter } from '../shared/output.ts';
-import { KEEP_RUNS, RUNS_DIR, escapeControl, recordsRuns } from '../shared/reporters.ts';
-import { findRun, formatDuration, formatTime, listRuns, malformedText, paintStatus, readRun, shortestIds, summarize, transcript, triggerText, type RunFile, type RunSummary } from '../shared/runs.ts';
-import { addGlobalOptions, globalsOf, type GlobalOptions } from '../shared/runtime-options.ts';
+import { KEEP_RUNS, escapeControl } from '../shared/reporters.ts';
+import { findRun, formatDuration, formatTime, listRuns, malformedText, paintStatus, readRun, readRuns, shortestIds, summarize, transcript, triggerText, type RunFile, type RunSummary } from '../shared/runs.ts';
+import { journalBlock, listWithResume, resumePlan, runsDirOf } from '../shared/resume.ts';
+import { addGlobalOptions, globalsOf } from '../shared/runtime-options.ts';
 import type { CliIO } from '../shared/io.ts';
+import { runSkill } from './run.ts';
 
 // ── finding run files ─────────────────────────────────────────────────────────────────────────
 
 /** The runs folder of the workspace `g` points into; outside a workspace, E_USAGE (exit 2). */
-export function runsDirOf(g: GlobalOptions): string {
-  const workspace = findWorkspace(path.resolve(g.cwd ?? process.cwd()));
-  if (!recordsRuns(workspace)) {
-    throw new AgentAppsError('E_USAGE', `no workspace at or above ${workspace} (no skills/ folder), so no recorded runs: runs are recorded inside a workspace — agent-apps init makes one`);
-  }
-  return path.join(workspace, RUNS_DIR);
-}
+export { runsDirOf } from '../shared/resume.ts';
 
 /** `warn: run ID: lines 2, 5 are not JSON events — skipped`, once per file. */
 export function warnMalformed(run: RunFile, io: CliIO, paint: Painter): void {
@@ -48,16 +43,18 @@ export function registerRuns(program: Command, io: CliIO): void {
       `
 Every \`agent-apps run\` (and \`debug\`) in a workspace is recorded in .agent-apps/runs/<id>.jsonl.
 Status is ok (exit 0), failed (1, 2), refused (3), interrupted (SIGINT 130, SIGTERM 143, or a
-process that died without finishing its record) or running. The ID column is the shortest
-unique start of each id: \`runs show\`, \`tail --run\` take it, or any unique prefix.
-A run a schedule fired under \`agent-apps serve\` shows in a TRIGGER column (schedule NAME).
---json prints [{ id, skill, status, exitCode, durationMs, startedAt, error?, trigger?, schedule? }].
+process that died without finishing its record) or running. An interrupted run that died with a
+journal is "interrupted (resumable)": \`agent-apps runs resume ID\` continues it (docs/runs.md).
+The ID column is the shortest unique start of each id: \`runs show\`, \`tail --run\` take it, or any
+unique prefix. A run a schedule fired under \`agent-apps serve\` shows in a TRIGGER column (schedule NAME).
+--json prints [{ id, skill, status, exitCode, durationMs, startedAt, error?, trigger?, schedule?, resumable?, resumedFrom? }].
 
 Examples:
   $ agent-apps runs
   $ agent-apps runs --limit 5
   $ agent-apps runs --json | jq -r '.[] | select(.status == "failed") | .id'
   $ agent-apps runs show 6af2d444
+  $ agent-apps runs resume 6af2d444
   $ agent-apps tail --run 6af2d444
   $ agent-apps runs prune --keep 10`,
     )
@@ -67,7 +64,7 @@ Examples:
       if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) throw new AgentAppsError('E_USAGE', `--limit expects a whole number, got '${opts.limit}'`);
       const dir = runsDirOf(g);
       const paint = await painter(io.stderr, g.color !== false);
-      let list = listRuns(dir, warnTo(io, paint));
+      let list = listWithResume(dir, warnTo(io, paint));
       const shortIds = shortestIds(list.map((r) => r.id));
       if (limit !== undefined) list = list.slice(0, limit);
       if (g.json) {
@@ -110,9 +107,42 @@ Examples:
         for (const e of run.events) io.stdout.write(JSON.stringify(e) + '\n');
         return;
       }
-      io.stdout.write(transcript(run, summarize(dir, run), await painter(io.stdout, g.color !== false)));
+      const paint = await painter(io.stdout, g.color !== false);
+      const summary = summarize(dir, run);
+      // A resumed or unfinished run: its journal, with what was replayed, re-run or left unverified (docs/runs.md).
+      const journal = summary.exitCode === null || run.events.some((e) => e.type === 'run-start' && e.tag === 'cli' && typeof e.resumedFrom === 'string') ? journalBlock(run, summary, readRuns(dir), paint) : '';
+      io.stdout.write(transcript(run, summary, paint) + journal);
     });
   addGlobalOptions(show, true);
+
+  const resume = runs
+    .command('resume')
+    .description('continue a run that died before its end (killed, crashed) from its journal, without asking the model or running the tools again for what it journaled')
+    .argument('<id>', 'a run id, or a unique prefix of one')
+    .option('--rerun-unverified', 'run again, without asking, the calls that started and left no result')
+    .addHelpText(
+      'after',
+      `
+The run goes on as a new run (its run-start says resumedFrom: ID) with the skill, the args and
+the --cwd / --path / --set of the run it continues. Its agents' model turns are played back from
+the journal and its journaled calls return their recorded results; after the journal, the run
+goes on live. A call that started and left no result may have run: it runs again for a skill
+with idempotent: true in its metadata, with --rerun-unverified, or when you say so in a terminal;
+headless, the run fails with E_RESUME (exit 1) naming it. A run that finished, is still running
+or has no journal is a usage error (exit 2). See docs/runs.md.
+
+Examples:
+  $ agent-apps runs resume 6af2d444
+  $ agent-apps runs resume 6af2d444 --rerun-unverified --output-format stream-json
+  $ agent-apps runs --json | jq -r '.[] | select(.resumable) | .id'`,
+    )
+    .action(async (id: string, opts: { rerunUnverified?: boolean }, cmd: Command) => {
+      const g = globalsOf(cmd);
+      const plan = resumePlan(runsDirOf(g), id);
+      const code = await runSkill(plan.skill, [], { resume: plan, rerunUnverified: opts.rerunUnverified === true }, g, io);
+      (program as Command & { exitCodeOverride?: number }).exitCodeOverride = code;
+    });
+  addGlobalOptions(resume, true);
 
   const prune = runs
     .command('prune')
@@ -152,7 +182,7 @@ Examples:
 function runsTable(list: RunSummary[], ids: Map<string, string>, paint: Painter): string {
   // The TRIGGER column appears once a listed run was started by something else (a schedule).
   const triggers = list.some((r) => r.trigger !== undefined);
-  const rows = list.map((r) => [ids.get(r.id) ?? r.id, escapeControl(r.skill ?? '?'), r.status, r.exitCode === null ? '-' : String(r.exitCode), formatDuration(r.durationMs), formatTime(r.startedAt), ...(triggers ? [triggerText(r)] : [])]);
+  const rows = list.map((r) => [ids.get(r.id) ?? r.id, escapeControl(r.skill ?? '?'), r.resumable ? `${r.status} (resumable)` : r.status, r.exitCode === null ? '-' : String(r.exitCode), formatDuration(r.durationMs), formatTime(r.startedAt), ...(triggers ? [triggerText(r)] : [])]);
   const head = ['ID', 'SKILL', 'STATUS', 'EXIT', 'DURATION', 'STARTED', ...(triggers ? ['TRIGGER'] : [])];
   const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const right = new Set([3, 4]);

@@ -18,7 +18,7 @@ type Schema = Record<string, unknown>;
  * Global options also accepted after `run SKILL` — unless the skill declares a param of that name.
  * `ours`: the CLI's even then (docs/ci.md: --output-format after the skill name is never a skill arg).
  */
-const LATE_OPTIONS: Record<string, { key: keyof GlobalOptions | 'argsJson' | 'help' | 'record'; kind: 'flag' | 'value' | 'list'; ours?: true }> = {
+const LATE_OPTIONS: Record<string, { key: keyof GlobalOptions | 'argsJson' | 'help' | 'record' | 'resume' | 'rerunUnverified'; kind: 'flag' | 'value' | 'list'; ours?: true }> = {
   json: { key: 'json', kind: 'flag' },
   debug: { key: 'debug', kind: 'flag' },
   profile: { key: 'profile', kind: 'flag' },
@@ -33,6 +33,8 @@ const LATE_OPTIONS: Record<string, { key: keyof GlobalOptions | 'argsJson' | 'he
   'approvals-via': { key: 'approvalsVia', kind: 'value', ours: true },
   'trust-workspace': { key: 'trustWorkspace', kind: 'flag' },
   record: { key: 'record', kind: 'value', ours: true },
+  resume: { key: 'resume', kind: 'value', ours: true },
+  'rerun-unverified': { key: 'rerunUnverified', kind: 'flag', ours: true },
   'args-json': { key: 'argsJson', kind: 'value', ours: true },
   help: { key: 'help', kind: 'flag', ours: true },
 };
@@ -43,6 +45,9 @@ export interface RunTokens {
   argsJson?: string;
   /** `--record PATH`: `--set model.record=PATH` (docs/ci.md). */
   record?: string;
+  /** `--resume ID` and `--rerun-unverified` (docs/runs.md). */
+  resume?: string;
+  rerunUnverified?: boolean;
   help: boolean;
   /** What is left: the skill's own `--PARAM VALUE` tokens. */
   tokens: string[];
@@ -82,6 +87,7 @@ export function splitRunTokens(tokens: string[], params: unknown): RunTokens {
     if (spec.kind === 'flag') {
       if (m?.[2] !== undefined) throw new AgentAppsError('E_USAGE', `--${name} takes no value`);
       if (spec.key === 'help') out.help = true;
+      else if (spec.key === 'rerunUnverified') out.rerunUnverified = true;
       else if (spec.key === 'color') out.globals.color = false;
       else (out.globals as Record<string, unknown>)[spec.key] = true;
       continue;
@@ -93,6 +99,7 @@ export function splitRunTokens(tokens: string[], params: unknown): RunTokens {
     }
     if (spec.key === 'argsJson') out.argsJson = value;
     else if (spec.key === 'record') out.record = value;
+    else if (spec.key === 'resume') out.resume = value;
     else if (spec.kind === 'list') {
       const key = spec.key as 'set' | 'path' | 'approve';
       out.globals[key] = [...(out.globals[key] ?? []), value];
