@@ -359,7 +359,8 @@ export const slackGateway: GatewayFactory = async (ctx: GatewayContext): Promise
         const approvers = [...(ctx.approvals?.approvers ?? [])].filter(isSlackUser);
         if (!approvers.length) throw new Error('approvals.approvers lists no Slack user id (U…)');
         const q = p.question;
-        const text = `Approve ${plainLine(q.tool, 100)}? (run of ${plainLine(p.run.skill, 100)})`;
+        // The fallback text (notifications) is mrkdwn too: escaped like the blocks.
+        const text = `Approve ${slackEscape(plainLine(q.tool, 100))}? (run of ${slackEscape(plainLine(p.run.skill, 100))})`;
         const blocks = gateBlocks(p, { token: gateToken });
         const out: Posted[] = [];
         const failures: string[] = [];
