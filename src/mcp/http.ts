@@ -17,7 +17,7 @@ import http from 'node:http';
 import { classifyInboundRequest, createMcpHandler, isInitializeRequest } from '@modelcontextprotocol/server';
 import { NodeStreamableHTTPServerTransport, hostHeaderValidation, originValidation, toNodeHandler } from '@modelcontextprotocol/node';
 import { AgentAppsError } from '../core/errors.ts';
-import type { Server } from '@modelcontextprotocol/server';
+import type { McpServer, Server } from '@modelcontextprotocol/server';
 
 export interface HttpTarget {
   host: string;
@@ -61,7 +61,7 @@ export function isLoopback(host: string): boolean {
  * Serves `skills` (the workspace's skills, `mcp serve --http`) — or any server `skills` makes: the
  * ACP provider serves its one `invoke` tool this way (src/acp/invoke-server.ts).
  */
-export async function serveHttp(make: () => Server, opts: HttpOptions): Promise<HttpServing> {
+export async function serveHttp(make: () => Server | McpServer, opts: HttpOptions): Promise<HttpServing> {
   const onError = opts.onError ?? (() => {});
   const modern = createMcpHandler(() => make(), { onerror: onError });
   const modernNode = toNodeHandler(modern, { onerror: onError });

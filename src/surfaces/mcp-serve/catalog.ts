@@ -28,6 +28,8 @@ export interface ExposedSkill {
   tool: boolean;
   /** Offered by prompts/list (a person picks it). */
   prompt: boolean;
+  /** A SKILL.md folder's directory: what the Skills extension publishes (skills.ts). */
+  dir?: string;
 }
 
 /** Skills whose body is a prompt: they may be MCP prompts. */
@@ -125,6 +127,7 @@ export class SkillCatalog {
           returns: tool.decl.returns,
           tool: modelInvocable && isCallable(tool.name, tool.decl.visibility === 'hidden', policy, undefined, undefined, isBuiltin(kernel, tool)).ok,
           prompt: PROMPT_KINDS.has(s.kind) && tool.skill?.userInvocable !== false,
+          ...(s.kind === 'skill-folder' && tool.skill?.dir ? { dir: tool.skill.dir } : {}),
         };
         if (exposed.tool || exposed.prompt) out.set(s.name, exposed);
       } catch {

@@ -120,6 +120,9 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
   const host = new SkillHost(runtime, new SkillCatalog(runtime, opts.allow));
   try {
     const catalog = host.catalog;
+    // The Skills extension over the workspace's SKILL.md folders (docs/mcp.md, "Skills over MCP").
+    const { skillsExtension } = await import('./skills.ts');
+    host.skills = await skillsExtension(catalog, (text) => note(paint.yellow(`warning: ${text}`)));
     const count = (await catalog.skills()).length;
     const workspace = runtime.root.locals.config.workspace;
     if (target) {

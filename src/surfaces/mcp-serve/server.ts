@@ -7,7 +7,7 @@
 // build: one per stdio connection, one per HTTP request (2026-07-28) or per session (2025-11-25).
 // A skill that asks — ctx.manager.ask, an approval gate — asks the client when it can answer
 // (elicitation.ts, docs/mcp.md "Questions and approvals").
-import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Server, isInputRequiredResult, type CallToolResult, type GetPromptResult, type McpServerFactory, type ProgressToken, type Prompt, type ServerContext, type Tool } from '@modelcontextprotocol/server';
+import { McpServer, ProtocolError, ProtocolErrorCode, isInputRequiredResult, type CallToolResult, type GetPromptResult, type McpServerFactory, type ProgressToken, type Prompt, type ServerContext, type Tool } from '@modelcontextprotocol/server';
 import type { Asker } from '../../core/ask.ts';
 import type { Context, JsonObject, Nonlocals } from '../../core/types.ts';
 import { withRunAsker } from '../../kernel/asking.ts';
@@ -16,6 +16,7 @@ import { formatResult } from '../shared/output.ts';
 import { VERSION } from '../../core/version.ts';
 import { inputSchemaOf, outputSchemaOf, type ExposedSkill, type SkillCatalog } from './catalog.ts';
 import { withProgress } from './progress.ts';
+import type { SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import { invokeUntrusted } from '../../policy/untrusted.ts';
 import { ParkedRuns, clientAsking } from './elicitation.ts';
 
@@ -35,6 +36,8 @@ export class SkillHost {
   readonly #running = new Set<Promise<unknown>>();
   /** 2026-07-28 calls whose run waits for the client's answer to a question. */
   readonly parked: ParkedRuns;
+  /** The Skills extension over the catalog's SKILL.md folders (skills.ts), set before serving. */
+  skills?: SkillsExtension;
 
   constructor(runtime: Runtime, catalog: SkillCatalog) {
     this.runtime = runtime;
@@ -153,17 +156,23 @@ export function serverFactory(host: SkillHost): McpServerFactory {
   return () => createServer(host);
 }
 
-export function createServer(host: SkillHost): Server {
-  const server = new Server(
+export function createServer(host: SkillHost): McpServer {
+  // McpServer for its resources (the Skills extension's skill:// template, skills.ts); tools,
+  // prompts and completion are our own handlers on its low-level Server, so they are declared
+  // after it is made (declared in its options, McpServer would install handlers of its own).
+  const mcp = new McpServer(
     { name: 'agent-apps', version: VERSION },
     {
       // `logging` installs the SDK's logging/setLevel handler (2025-11-25 era).
-      capabilities: { tools: {}, prompts: {}, resources: {}, logging: {}, completions: {} },
+      capabilities: { resources: {}, logging: {} },
       instructions: `The skills of the agent-apps workspace ${host.runtime.root.locals.config.workspace}. Each tool runs one skill through its full pipeline; errors come back as results whose text starts with a code (E_VALIDATION: …).`,
       // A 2026-07-28 retry's requestState is checked by the SDK's seam before the handler runs.
       requestState: { verify: host.parked.verify },
     },
   );
+  const server = mcp.server;
+  server.registerCapabilities({ tools: {}, prompts: {}, completions: {} });
+  host.skills?.attach(mcp);
   server.setRequestHandler('tools/list', async () => ({ tools: await host.listTools() }));
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name, arguments: args } = request.params;
@@ -209,14 +218,9 @@ export function createServer(host: SkillHost): Server {
     }
     return host.getPrompt(name, raw, ctx.mcpReq.signal, asking?.asker);
   });
-  // No resources are served; the capability is declared so that clients and the conformance
-  // suite get an empty list rather than "method not found".
-  server.setRequestHandler('resources/list', async () => ({ resources: [] }));
-  server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: [] }));
-  server.setRequestHandler('resources/read', async (request) => {
-    throw new ResourceNotFoundError(request.params.uri);
-  });
-  return server;
+  // Resources are McpServer's: the skill:// files of the Skills extension, nothing else listed
+  // (an unknown URI is the SDK's not-found answer).
+  return mcp;
 }
 
 /**
