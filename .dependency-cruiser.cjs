@@ -6,7 +6,7 @@
 //   loader/, sandbox/                   core/
 //   kernel/                             core/, loader/
 //   policy/                             core/, kernel/, loader/
-//   events/ nats/ agent/ mcp/ acp/ evals/
+//   events/ nats/ agent/ mcp/ acp/ evals/ otel/
 //                                       everything above, and each other — never both ways
 //   src/runtime.ts                      the composition root: everything but surfaces/
 //   src/index.ts                        the public API: everything but surfaces/
@@ -25,8 +25,8 @@ const LOADER = '^src/loader/';
 const SANDBOX = '^src/sandbox/';
 const KERNEL = '^src/kernel/';
 const POLICY = '^src/policy/';
-const MIDDLE = '^src/(events|nats|agent|mcp|acp|evals)/';
-const MIDDLE_FOLDER = '^src/(events|nats|agent|mcp|acp|evals)$';
+const MIDDLE = '^src/(events|nats|agent|mcp|acp|evals|otel)/';
+const MIDDLE_FOLDER = '^src/(events|nats|agent|mcp|acp|evals|otel)$';
 const SURFACES = '^src/surfaces/';
 /** Everything of ours in src/ (a file or a folder). */
 const OURS = '^src/';
@@ -73,7 +73,7 @@ module.exports = {
     {
       name: 'middle-not-composition-root',
       comment:
-        'events/ nats/ agent/ mcp/ acp/ evals/ sit below src/runtime.ts and src/index.ts: what they need of a runtime comes in through RuntimeState or a parameter (evals: the runtime factory).',
+        'events/ nats/ agent/ mcp/ acp/ evals/ otel/ sit below src/runtime.ts and src/index.ts: what they need of a runtime comes in through RuntimeState or a parameter (evals: the runtime factory).',
       severity: 'error',
       from: { path: MIDDLE },
       to: { path: '^src/(runtime|index)\\.ts$' },

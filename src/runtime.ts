@@ -14,6 +14,7 @@ import { closeHandlers, onClose } from './kernel/on-close.ts';
 import { askDesk, setAsker } from './kernel/asking.ts';
 import { WorkspaceTrust, type ProcessConfig } from './policy/workspace-trust.ts';
 import { gatherProcessConfig } from './policy/process-config.ts';
+import { tracingConfig } from './otel/config.ts';
 import type { HubOptions } from './mcp/hub.ts';
 import { parseAllowedTools } from './kernel/allowed-tools.ts';
 import type { Asker } from './core/ask.ts';
@@ -138,6 +139,14 @@ export async function createRuntime(opts: RuntimeOptions = {}): Promise<Runtime>
   globals.internals.workspaceTrust = trust;
   addMcpSource(registry, () => ({ workspace, cwd, overrides: opts.overrides, log: (event) => root.manager.log(event), trust }));
   onClose(kernel, () => registry.closeSources());
+  // Tracing (docs/ci.md, "Tracing"): on when OTEL_ variables or the main's `otel:` say so — and
+  // only then is the OpenTelemetry SDK loaded. Its spans are sent last on close().
+  const tracing = await tracingConfig(kernel);
+  if (tracing) {
+    const tracer = (await import('./otel/tracer.ts')).startTracer(tracing, (text) => root.manager.log({ type: 'otel-export', tag: 'otel', level: 'warn', text }));
+    globals.internals.tracer = tracer;
+    onClose(kernel, () => tracer.shutdown());
+  }
   let closed = false;
 
   return {

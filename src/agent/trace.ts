@@ -8,6 +8,7 @@ import type { Context } from '../core/types.ts';
 import type { TokenUsage } from './provider.ts';
 import type { Denial } from '../policy/approval.ts';
 import { costUsd, priceFor, type Price } from './prices.ts';
+import { AgentSpans } from './otel-spans.ts';
 
 /** What a provider reported to the hook (a `HookEvent`, or a type of its own), as received. */
 export interface ReportedEvent {
@@ -54,6 +55,8 @@ export class AgentTrace {
   readonly #ids: { agentId?: string; parentAgentId?: string };
   readonly #price: Price | undefined;
   #cost: number | undefined;
+  /** The run's spans, when tracing is on (docs/ci.md, "Tracing"). */
+  readonly #spans: AgentSpans | undefined;
 
   constructor(o: TraceOptions) {
     this.#o = o;
@@ -65,6 +68,8 @@ export class AgentTrace {
     this.#ids = { ...(scope?.contextId ? { agentId: scope.contextId } : {}), ...(scope?.ancestorContextId ? { parentAgentId: scope.ancestorContextId } : {}) };
     // Read before the model is asked anything: a malformed price is the config's error (E_CONFIG).
     this.#price = priceFor(o.model?.modelId, o.model?.prices);
+    const tracer = o.ctx.globals.internals.tracer;
+    if (tracer !== undefined) this.#spans = new AgentSpans(tracer, { ctx: o.ctx, served: o.served, skillName: o.skillName, model: o.model as { modelId?: unknown; provider?: unknown } });
   }
 
   /** USD of this run's model calls, when its model has a price (`model.prices`). */
@@ -79,10 +84,12 @@ export class AgentTrace {
       for (const k of ['inputTokens', 'outputTokens', 'totalTokens'] as const) this.usage[k] += Number(e[k] ?? 0) || 0;
       const cost = this.#callCost(e);
       if (cost !== undefined) this.#cost = (this.#cost ?? 0) + cost;
+      this.#spans?.record(e, cost);
       this.#progress?.({ ...e, skill: this.#o.display, ...this.#ids, ...(cost !== undefined ? { costUsd: cost } : {}) });
       return;
     }
     this.#progress?.({ ...e, skill: this.#o.display, ...this.#ids });
+    this.#spans?.record(e);
     const name = e.type === 'tool-result' && e.error ? 'tool-error' : EVENT_NAMES[e.type];
     if (name) this.emit(name, e);
   }
@@ -120,11 +127,13 @@ export class AgentTrace {
     const usage = this.usage;
     ctx.manager.log({ type: 'agent-usage', tag: 'agent', level: 'info', tool: display, text: `${this.turns} turns, ${steps} invoke calls, ${usage.totalTokens} tokens`, usage, steps });
     this.emit('agent-complete', { skill: skillName, result, usage, steps, durationMs: Date.now() - this.#started });
+    this.#spans?.end({ result, usage, ...(this.#cost !== undefined ? { costUsd: this.#cost } : {}), steps });
   }
 
   /** The run failed with `error`: agent-error. */
   fail(error: { message: string; code?: string }, steps: number): void {
     this.emit('agent-error', { skill: this.#o.skillName, error: { message: error.message, code: error.code }, usage: this.usage, steps });
+    this.#spans?.end({ error, usage: this.usage, ...(this.#cost !== undefined ? { costUsd: this.#cost } : {}), steps });
   }
 }
 

@@ -151,11 +151,16 @@ export class Kernel {
     ctx.bind(manager);
     if (tool.prompt !== undefined) locals.prompt = { raw: tool.prompt };
     if (seed) this.applySeed(ctx, manager, seed);
-    if (cached) return this.execute(ctx, manager, cached);
-    return this.planner.plan(tool, paths).then((plan) => {
-      manager.chain.entries = plan.entries;
-      return this.execute(ctx, manager, plan);
-    });
+    // Tracing (docs/ci.md, "Tracing"): a span per invocation, when a tracer is on — one read of an
+    // absent property when it is off.
+    const traced = isEntry ? undefined : this.globals.internals.tracer?.invocation(ctx, tool);
+    const running = cached
+      ? this.execute(ctx, manager, cached)
+      : this.planner.plan(tool, paths).then((plan) => {
+          manager.chain.entries = plan.entries;
+          return this.execute(ctx, manager, plan);
+        });
+    return traced === undefined ? running : traced(running);
   }
 
   private newLocals(parent: Context | null, tool: LoadedTool, args: unknown): Locals {
