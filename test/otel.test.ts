@@ -135,7 +135,7 @@ describe('tracing (OTLP/HTTP)', () => {
     assert.equal(tool.attributes['gen_ai.operation.name'], 'execute_tool');
     assert.equal(tool.attributes['gen_ai.tool.name'], 'wordcount');
     // The token counts are the run's own: the usage its run file records for each model call.
-    const run = runEvents(ws).find((e) => e.type === 'agent-run');
+    const run = runEvents(ws).find((e) => e.type === 'agent-run')!;
     const usage = run.trace.filter((e: any) => e.type === 'usage');
     assert.equal(usage.length, 2);
     chats.forEach((c, i) => {
@@ -210,6 +210,39 @@ describe('tracing (OTLP/HTTP)', () => {
     assert.equal(warnings.length, 1, r.stderr);
     assert.match(warnings[0]!, new RegExp(`could not send spans to ${url}/v1/traces`));
     assert.equal(r.stderr.trim(), warnings[0]!.trim(), 'nothing else on stderr');
+  });
+
+  test('across an MCP call: our CLI calling our own mcp serve over stdio (.mcp.json) — the server’s span is the client span’s child, in its trace (_meta.traceparent)', async () => {
+    const from = receiver.spans.length;
+    const served = agentWorkspace();
+    const ws = folder({
+      '.mcp.json': JSON.stringify({
+        mcpServers: {
+          // An MCP server gets only the variables its entry names (docs/mcp.md): the endpoint is one of them.
+          tok: { command: process.execPath, args: [BIN, 'mcp', 'serve', '--cwd', served], env: { AGENT_APPS_TRUST_WORKSPACE: '1', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'served' } },
+        },
+      }),
+    });
+    const r = await cli(['run', 'tok-tokenize', '--text', 'a b'], ws, { env: { ...NO_OTEL, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'caller' } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim(), '["a","b"]');
+    const spans = await traceOf(from, 'invoke tok-tokenize', (s) => s.some((x) => x.name === 'invoke tokenize'));
+    assert.equal(spanTree(spans), ['invoke tok-tokenize', '  tools/call tokenize', '    tools/call tokenize', '      invoke tokenize'].join('\n'));
+    const calls = byName(spans, 'tools/call tokenize');
+    const client = calls.find((s) => s.kind === 3);
+    const server = calls.find((s) => s.kind === 2);
+    childOf(client!, one(spans, 'invoke tok-tokenize'));
+    childOf(server!, client!);
+    childOf(one(spans, 'invoke tokenize'), server!);
+    assert.equal(server!.kind, 2, 'SPAN_KIND_SERVER');
+    assert.equal(client!.kind, 3, 'SPAN_KIND_CLIENT');
+    assert.equal(client!.resource['service.name'], 'caller');
+    assert.equal(server!.resource['service.name'], 'served');
+    assert.equal(client!.attributes['mcp.method.name'], 'tools/call');
+    assert.equal(client!.attributes['agent_apps.mcp.server'], 'tok');
+    assert.equal(client!.attributes['gen_ai.tool.name'], 'tokenize');
+    assert.equal(client!.attributes['network.transport'], 'pipe');
+    assert.equal(server!.attributes['gen_ai.tool.name'], 'tokenize');
   });
 
   test('a plain run loads no OpenTelemetry module; a traced one does', () => {

@@ -88,6 +88,8 @@ export interface CallHooks {
   asker?: Asker;
   /** The tool's name as the run knows it (its bare name), for the questions. */
   name?: string;
+  /** The request's `_meta` (a `traceparent`: docs/ci.md, "Tracing"). */
+  meta?: Record<string, unknown>;
 }
 
 /**
@@ -264,7 +266,7 @@ export class Connection {
     try {
       result = (await Promise.race([aborted, guards.run({ ctl, link: true, settled: false }, () =>
         this.#client.callTool(
-          { name: tool, arguments: (args ?? {}) as Record<string, unknown> },
+          { name: tool, arguments: (args ?? {}) as Record<string, unknown>, ...(hooks.meta ? { _meta: hooks.meta } : {}) },
           {
             timeout: server.timeoutMs,
             // The SDK asks for progress (and resets its timeout on it) only with a callback.

@@ -24,7 +24,7 @@ import { nameProblem, suggest } from '../loader/names.ts';
 import type { IndexEntry, RootIndex } from '../loader/scan.ts';
 import type { SourceProcess, ToolSource } from '../loader/tool-source.ts';
 import { bareName, fingerprint, normaliseName, parseMcpKey, parseServer, parseToolUri, readMcpJson, servesThisWorkspace, toolUri, whereConfigured, type BrokenServer, type ParseContext, type ServerConfig } from './config.ts';
-import type { Connection } from './client.ts';
+import type { CallHooks, Connection } from './client.ts';
 import type { WorkspaceTrust } from '../policy/workspace-trust.ts';
 import { commandLine } from '../core/command-line.ts';
 import { askDesk, runDesk } from '../kernel/asking.ts';
@@ -366,12 +366,28 @@ export class McpHub implements ToolSource {
         const conn = await hub.connection(config);
         // The server's questions go to whoever this run asks (docs/mcp.md, "When a server asks").
         const asker = runDesk(ctx.nonlocals) ?? askDesk(ctx.globals);
-        return conn.call(t.name, args, {
+        const hooks: CallHooks = {
           signal: ctx.run.signal,
           name,
           ...(asker ? { asker } : {}),
           onProgress: (p) => ctx.manager.log({ type: 'progress', tag: 'mcp', level: 'info', server, tool: t.name, ...p, text: `${server} ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${printable(p.message)}` : ''}` }),
+        };
+        const tracer = ctx.globals.internals.tracer;
+        if (tracer === undefined) return conn.call(t.name, args, hooks);
+        // Tracing (docs/ci.md, "Tracing"): a client span per tools/call, its traceparent in the request's _meta.
+        const span = tracer.span(`tools/call ${t.name}`, {
+          parent: ctx,
+          kind: 'client',
+          attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': t.name, 'agent_apps.mcp.server': server, 'mcp.protocol.version': conn.protocol, 'network.transport': config.transport === 'stdio' ? 'pipe' : 'tcp' },
         });
+        try {
+          const result = await conn.call(t.name, args, { ...hooks, meta: { traceparent: span.traceparent } });
+          span.end();
+          return result;
+        } catch (err) {
+          span.end(err);
+          throw err;
+        }
       },
     };
     return tool;

@@ -11,6 +11,7 @@ import { McpServer, ProtocolError, ProtocolErrorCode, isInputRequiredResult, typ
 import type { Asker } from '../../core/ask.ts';
 import type { Context, JsonObject, Nonlocals } from '../../core/types.ts';
 import { withRunAsker } from '../../kernel/asking.ts';
+import { withTraceParent } from '../../core/tracing.ts';
 import type { Runtime } from '../../runtime.ts';
 import { formatResult } from '../shared/output.ts';
 import { VERSION } from '../../core/version.ts';
@@ -27,6 +28,8 @@ export interface CallOptions {
   progress?: (message: string) => void;
   /** Set when the client can answer questions: the run's asker (elicitation.ts). */
   asker?: Asker;
+  /** The span the call runs under (docs/ci.md, "Tracing"). */
+  traceparent?: string;
 }
 
 export class SkillHost {
@@ -67,7 +70,8 @@ export class SkillHost {
     const skill = await this.catalog.find(name);
     if (!skill?.tool) return errorResult('E_TOOL_NOT_FOUND', `no tool '${name}' is served here — tools/list shows the ones that are`);
     // An MCP client is an untrusted caller: the policy checks the request before anything runs (src/policy/).
-    const context = opts.asker ? { context: { nonlocals: withRunAsker({} as Nonlocals, opts.asker) } } : {};
+    const nonlocals = withTraceParent(opts.asker ? withRunAsker({} as Nonlocals, opts.asker) : ({} as Nonlocals), opts.traceparent);
+    const context = opts.asker || opts.traceparent ? { context: { nonlocals } } : {};
     const invoke = () => invokeUntrusted(this.runtime.root, this.catalog.surface, name, args ?? {}, { ...(opts.signal ? { signal: opts.signal } : {}), ...context });
     const running = opts.progress ? withProgress(opts.progress, invoke) : invoke();
     this.#running.add(running);
@@ -176,6 +180,13 @@ export function createServer(host: SkillHost): McpServer {
   server.setRequestHandler('tools/list', async () => ({ tools: await host.listTools() }));
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name, arguments: args } = request.params;
+    // Tracing (docs/ci.md, "Tracing"): a server span per call, under the client's when its _meta has a traceparent.
+    const span = host.runtime.root.globals.internals.tracer?.span(`tools/call ${name}`, {
+      ...(typeof ctx.mcpReq._meta?.traceparent === 'string' ? { parent: ctx.mcpReq._meta.traceparent } : {}),
+      kind: 'server',
+      attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name },
+    });
+    const traced = span ? { traceparent: span.traceparent } : {};
     const token = ctx.mcpReq._meta?.progressToken;
     const progress = token === undefined ? undefined : progressNotifier(ctx, token);
     const asking = clientAsking(server, ctx);
@@ -186,10 +197,11 @@ export function createServer(host: SkillHost): McpServer {
             ctx,
             asking?.mode === 'rounds' ? asking.client : '(unnamed)',
             progress?.send,
-            (asker, signal, sink) => host.callTool(name, args ?? {}, { signal, progress: sink, asker }),
+            (asker, signal, sink) => host.callTool(name, args ?? {}, { signal, progress: sink, asker, ...traced }),
             (message) => errorResult('E_ABORTED', message),
           )
-        : await host.callTool(name, args ?? {}, { signal: ctx.mcpReq.signal, progress: progress?.send, ...(asking ? { asker: asking.asker } : {}) });
+        : await host.callTool(name, args ?? {}, { signal: ctx.mcpReq.signal, progress: progress?.send, ...(asking ? { asker: asking.asker } : {}), ...traced });
+    span?.end(errorOfResult(result));
     await progress?.end();
     if (isInputRequiredResult(result)) return result;
     const skill = host.catalog.peek(name);
@@ -294,4 +306,13 @@ export function coerceArgs(raw: Record<string, string>, params: JsonObject | und
     }
   }
   return out;
+}
+
+/** A call's result as a span's error (`CODE: message`, errorResult's text), or undefined when it succeeded. */
+function errorOfResult(result: unknown): { code: string; message: string } | undefined {
+  const r = result as { isError?: unknown; content?: { type?: string; text?: unknown }[] } | null;
+  if (r?.isError !== true) return undefined;
+  const text = typeof r.content?.[0]?.text === 'string' ? r.content[0].text : '';
+  const m = /^(E_[A-Z0-9_]+): ?/.exec(text);
+  return { code: m ? m[1]! : 'E_MCP_TOOL', message: m ? text.slice(m[0].length) : text };
 }
