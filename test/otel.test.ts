@@ -4,12 +4,13 @@
 // asked, errors, the switches off, an unreachable collector, and that a plain run loads nothing.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BIN, cli, cliEnv, folder, tempDir } from './cli-process.ts';
 import { startReceiver, spanTree, type Receiver, type ReceivedSpan } from './otel-helpers.ts';
+import { natsSkip, startNats } from './nats-helpers.ts';
 
 /** Every OTEL_ variable of the developer's shell, unset: each test says what it turns on. */
 const NO_OTEL = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('OTEL_')).map((k) => [k, undefined]));
@@ -243,6 +244,46 @@ describe('tracing (OTLP/HTTP)', () => {
     assert.equal(client!.attributes['gen_ai.tool.name'], 'tokenize');
     assert.equal(client!.attributes['network.transport'], 'pipe');
     assert.equal(server!.attributes['gen_ai.tool.name'], 'tokenize');
+  });
+
+  test('across a remote request on a real nats-server: the worker’s span is the submitter’s child (the request’s traceparent header)', { skip: natsSkip }, async (t) => {
+    const nats = await startNats();
+    t.after(() => nats.stop());
+    const ws = agentWorkspace(`---\nname: main\nmetadata:\n  events:\n    backend: nats\n    url: ${nats.url}\n    namespace: otel\n---\n`);
+    const worker = spawn(process.execPath, [BIN, 'worker'], {
+      cwd: ws,
+      // The worker sends its spans every 200 ms (OTEL_BSP_SCHEDULE_DELAY): it is still running when they are looked for.
+      env: cliEnv({ ...NO_OTEL, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'worker', OTEL_BSP_SCHEDULE_DELAY: '200' }),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    t.after(async () => {
+      worker.kill('SIGKILL');
+      await exited;
+    });
+    let stderr = '';
+    worker.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    await new Promise<void>((resolve, reject) => {
+      const check = () => (/queue '.*' on nats/.test(stderr) ? resolve() : worker.exitCode !== null ? reject(new Error(stderr)) : setTimeout(check, 50));
+      check();
+    });
+    const from = receiver.spans.length;
+    const r = await cli(['run', 'tokenize', '--text', 'a b', '--remote', '--remote-timeout', '30000'], ws, { env: { ...NO_OTEL, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'submitter' } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), ['a', 'b']);
+    const spans = await traceOf(from, 'remote tokenize', (s) => s.some((x) => x.name === 'invoke tokenize'));
+    assert.equal(spanTree(spans), ['remote tokenize', '  worker tokenize', '    invoke tokenize'].join('\n'));
+    const submitter = one(spans, 'remote tokenize');
+    const processed = one(spans, 'worker tokenize');
+    childOf(processed, submitter);
+    childOf(one(spans, 'invoke tokenize'), processed);
+    assert.equal(submitter.resource['service.name'], 'submitter');
+    assert.equal(processed.resource['service.name'], 'worker');
+    assert.equal(submitter.kind, 4, 'SPAN_KIND_PRODUCER');
+    assert.equal(processed.kind, 5, 'SPAN_KIND_CONSUMER');
+    assert.equal(submitter.attributes['messaging.system'], 'nats');
+    assert.equal(submitter.attributes['messaging.destination.name'], 'agent-apps.otel.invoke.default');
+    assert.equal(processed.attributes['messaging.destination.name'], 'agent-apps.otel.invoke.default');
   });
 
   test('a plain run loads no OpenTelemetry module; a traced one does', () => {

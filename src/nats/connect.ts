@@ -30,7 +30,20 @@ export async function invokeRemotely(ctx: Context, ref: string | ToolDef, args: 
   const [nats, { invokeRemote }] = await Promise.all([natsFor(ctx, 'invoke { remote: true }'), import('./remote.ts')]);
   const o = typeof remote === 'object' ? remote : {};
   const warn = (text: string) => ctx.manager.log({ type: 'result-ignored', tag: 'nats', level: 'warn', text });
-  return invokeRemote(nats, ref, (args ?? {}) as JsonObject, { ...(o.queue !== undefined ? { queue: o.queue } : {}), ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}), ...(signal ? { signal } : {}), warn });
+  const options = { ...(o.queue !== undefined ? { queue: o.queue } : {}), ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}), ...(signal ? { signal } : {}), warn };
+  const tracer = ctx.globals.internals.tracer;
+  if (tracer === undefined) return invokeRemote(nats, ref, (args ?? {}) as JsonObject, options);
+  // Tracing (docs/ci.md, "Tracing"): the submitter's span; the worker's is its child (the request's traceparent header).
+  const queue = o.queue ?? 'default';
+  const span = tracer.span(`remote ${ref}`, { parent: ctx, kind: 'producer', attributes: { 'messaging.system': 'nats', 'messaging.operation.type': 'send', 'messaging.destination.name': nats.names.invoke(queue), 'agent_apps.skill': ref, 'agent_apps.queue': queue } });
+  try {
+    const result = await invokeRemote(nats, ref, (args ?? {}) as JsonObject, { ...options, traceparent: span.traceparent });
+    span.end();
+    return result;
+  } catch (err) {
+    span.end(err);
+    throw err;
+  }
 }
 
 /** Closes the connection if this runtime made one (runtime.close()). */

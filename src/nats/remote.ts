@@ -10,6 +10,7 @@
  * that saw the id) is logged and ignored, and the wait goes on for the real one.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { headers } from '@nats-io/transport-node';
 import { AbortError, AgentAppsError } from '../core/errors.ts';
 import { isPlainObject } from '../core/path.ts';
 import type { JsonObject } from '../core/types.ts';
@@ -25,6 +26,8 @@ export interface RemoteOptions {
   signal?: AbortSignal;
   /** Where a result that is not taken is reported (a forgery, a result for another id). */
   warn?(text: string): void;
+  /** The submitter's span (docs/ci.md, "Tracing"): sent as the request's `traceparent` header. */
+  traceparent?: string;
 }
 
 const POLL_MS = 1000;
@@ -82,7 +85,9 @@ export async function submit(nats: Nats, skill: string, args: JsonObject, opts: 
       }
       return new Promise<never>(() => {}); // unsubscribed: the poll or the timeout decides
     })();
-    await retrying(() => nats.js.publish(nats.names.invoke(queue), JSON.stringify(request), { msgID: id }));
+    const h = opts.traceparent ? headers() : undefined;
+    h?.set('traceparent', opts.traceparent!);
+    await retrying(() => nats.js.publish(nats.names.invoke(queue), JSON.stringify(request), { msgID: id, ...(h ? { headers: h } : {}) }));
     const polled = new Promise<InvokeResult>((resolve) => {
       // Every stored result of this id is read, oldest first, from where the last poll stopped:
       // a forged one stored before the real one does not hide it.

@@ -33,6 +33,7 @@ import { AbortError, AgentAppsError } from '../../core/errors.ts';
 import { safeJsonReplacer } from '../../core/json.ts';
 import type { Runtime } from '../../runtime.ts';
 import { invokeUntrusted } from '../../policy/untrusted.ts';
+import { withTraceParent } from '../../core/tracing.ts';
 import { errorText, isNotFound, retrying, type Nats } from '../../nats/nats.ts';
 import { HEARTBEAT_MS, MAX_DELIVERIES, type WorkerBeat, ensureWorkQueue, errorOf, parseRequest, type InvokeRequest, type InvokeResult } from '../../nats/work-queue.ts';
 
@@ -212,10 +213,19 @@ export class Worker {
       run.controller.abort(new AbortError(`ran longer than ${maxMs} ms`));
     }, maxMs);
     let result: InvokeResult;
+    // Tracing (docs/ci.md, "Tracing"): the worker's span, under the submitter's (the request's traceparent header).
+    const parent = m.headers?.get('traceparent');
+    const span = this.#runtime.root.globals.internals.tracer?.span(`worker ${request.skill}`, {
+      ...(parent ? { parent } : {}),
+      kind: 'consumer',
+      attributes: { 'messaging.system': 'nats', 'messaging.operation.type': 'process', 'messaging.destination.name': names.invoke(queue), 'messaging.message.id': request.id, 'agent_apps.skill': request.skill, 'agent_apps.queue': queue, 'agent_apps.worker': this.id },
+    });
+    let failure: unknown;
     try {
-      result = { id: request.id, ok: true, result: await this.#run(request, run.controller.signal) };
+      result = { id: request.id, ok: true, result: await this.#run(request, run.controller.signal, span?.traceparent) };
       this.#done++;
     } catch (err) {
+      failure = err;
       if (run.drained) {
         // Aborted by the drain, not by its own doing: back to the queue for another worker.
         m.nak();
@@ -229,6 +239,7 @@ export class Worker {
       clearTimeout(limit);
       clearInterval(keepAlive);
       this.#inflight.delete(run);
+      span?.end(failure);
     }
     result.worker = this.id;
     result.durationMs = Date.now() - started;
@@ -244,9 +255,9 @@ export class Worker {
    * Runs the request through the untrusted-caller policy and the full pipeline. Settles when the
    * signal fires even if the skill does not heed it: the slot is free again, the request answered.
    */
-  async #run(request: InvokeRequest, signal: AbortSignal): Promise<unknown> {
+  async #run(request: InvokeRequest, signal: AbortSignal, traceparent: string | undefined): Promise<unknown> {
     const surface = { name: SURFACE, ...(this.#opts.allow !== undefined ? { allow: this.#opts.allow } : {}) };
-    const invocation = invokeUntrusted(this.#runtime.root, surface, request.skill, request.args, { signal });
+    const invocation = invokeUntrusted(this.#runtime.root, surface, request.skill, request.args, { signal, ...(traceparent ? { context: { nonlocals: withTraceParent({}, traceparent) } } : {}) });
     invocation.catch(() => {}); // settled below, or abandoned after the abort
     let onAbort: (() => void) | undefined;
     const aborted = new Promise<never>((_, reject) => {
