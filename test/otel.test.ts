@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { BIN, cli, cliEnv, folder, tempDir } from './cli-process.ts';
 import { startReceiver, spanTree, type Receiver, type ReceivedSpan } from './otel-helpers.ts';
 import { natsSkip, startNats } from './nats-helpers.ts';
+import { startServe } from './serve-helpers.ts';
 
 /** Every OTEL_ variable of the developer's shell, unset: each test says what it turns on. */
 const NO_OTEL = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('OTEL_')).map((k) => [k, undefined]));
@@ -284,6 +285,26 @@ describe('tracing (OTLP/HTTP)', () => {
     assert.equal(submitter.attributes['messaging.system'], 'nats');
     assert.equal(submitter.attributes['messaging.destination.name'], 'agent-apps.otel.invoke.default');
     assert.equal(processed.attributes['messaging.destination.name'], 'agent-apps.otel.invoke.default');
+  });
+
+  test('agent-apps serve: a gateway message’s span goes under the request’s traceparent header, and the skill under it', async (t) => {
+    const ws = agentWorkspace(`---\nname: main\nmetadata:\n  gateways:\n    api:\n      type: web\n      routes:\n        - { method: POST, path: /words, skill: tokenize }\n---\n`);
+    const from = receiver.spans.length;
+    const proc = await startServe(t, ws, [], { ...NO_OTEL, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'gateway', OTEL_BSP_SCHEDULE_DELAY: '200' });
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const caller = '00f067aa0ba902b7';
+    const res = await fetch(`${proc.url}/words`, { method: 'POST', headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-${caller}-01` }, body: JSON.stringify({ text: 'a b' }) });
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), ['a', 'b']);
+    await receiver.waitFor((all) => all.slice(from).some((s) => s.name === 'invoke tokenize' && s.traceId === traceId));
+    const spans = receiver.spans.slice(from).filter((s) => s.traceId === traceId);
+    const message = one(spans, 'web api');
+    assert.equal(message.parentSpanId, caller, 'the sender’s span is its parent');
+    assert.equal(message.kind, 2, 'SPAN_KIND_SERVER');
+    assert.equal(message.attributes['http.request.method'], 'POST');
+    assert.equal(message.attributes['url.path'], '/words');
+    assert.equal(message.resource['service.name'], 'gateway');
+    childOf(one(spans, 'invoke tokenize'), message);
   });
 
   test('a plain run loads no OpenTelemetry module; a traced one does', () => {

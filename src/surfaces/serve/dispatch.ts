@@ -11,6 +11,7 @@ import type { JsonObject, LogEvent, Reporter } from '../../core/types.ts';
 import type { Runtime } from '../../runtime.ts';
 import type { InboundMessage } from './gateway.ts';
 import { withRemoteApprovals, type ApprovalBroker } from '../../policy/remote-approval.ts';
+import { withTraceParent } from '../../core/tracing.ts';
 
 export interface DispatchOptions {
   runtime: Runtime;
@@ -75,18 +76,30 @@ export function makeDispatch(opts: DispatchOptions): (message: InboundMessage) =
         const gateway = { name, type, reply: message.reply ?? noReply };
         const nonlocals = { gateway, ...(message.request ? { request: message.request } : {}) };
         if (opts.approvals) withRemoteApprovals(nonlocals, opts.approvals.broker.askerFor({ skill: message.skill, trigger: `${type} ${name}`, ...(message.origin ? { origin: message.origin } : {}) }, opts.approvals.via));
+        // Tracing (docs/ci.md, "Tracing"): a span per message, under the sender's traceparent header when it sent one.
+        const span = root.globals.internals.tracer?.span(`${type} ${name}`, { ...traceParentOf(message), kind: 'server', attributes: { 'agent_apps.gateway': name, 'agent_apps.gateway.type': type, 'agent_apps.skill': message.skill, 'http.request.method': message.request?.method, 'url.path': message.request?.path } });
+        if (span) withTraceParent(nonlocals, span.traceparent);
+        let failure: unknown;
         try {
           return await invokeUntrusted(root, surface(message), message.skill, message.args as JsonObject, { signal: run.signal, context: { nonlocals } });
         } catch (err) {
-          if (timedOut) throw new AgentAppsError('E_TIMEOUT', `${message.skill}: no answer within ${maxMs} ms (--max-ms)`);
-          throw err;
+          failure = timedOut ? new AgentAppsError('E_TIMEOUT', `${message.skill}: no answer within ${maxMs} ms (--max-ms)`) : err;
+          throw failure;
         } finally {
+          span?.end(failure);
           clearTimeout(timer);
           underWay.delete(run);
           sender?.removeEventListener('abort', follow);
         }
       })(),
     );
+}
+
+/** `{ parent }`: the message's incoming traceparent (a webhook's header, the web gateway's request header), if it brought one. */
+function traceParentOf(message: InboundMessage): { parent?: string } {
+  const raw = message.traceparent ?? message.request?.headers.traceparent;
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  return typeof value === 'string' && value ? { parent: value } : {};
 }
 
 // ── a run's log events, for the web gateway's SSE answers ───────────────────────────────────

@@ -40,6 +40,8 @@ export interface InboundMessage {
   allow?: string;
   /** Where it came from, for its run's approval gates (GateRun.origin): a Slack message's thread. */
   origin?: Readonly<Record<string, string>>;
+  /** The sender's W3C traceparent (an HTTP `traceparent` header): the message's span goes under it (docs/ci.md, "Tracing"). */
+  traceparent?: string;
 }
 
 export interface GatewayContext {

@@ -173,7 +173,8 @@ export const webhookGateway: GatewayFactory = (ctx: GatewayContext): Gateway => 
     }
     const args: JsonObject = { payload: payload as JsonObject[string], headers, ...(event !== undefined ? { event } : {}), ...(delivery !== undefined ? { delivery } : {}) };
     try {
-      const result = await ctx.dispatch({ skill: skill!, args, data: { delivery: delivery ?? null, event: event ?? null, headers } });
+      const traceparent = header(req, 'traceparent');
+      const result = await ctx.dispatch({ skill: skill!, args, data: { delivery: delivery ?? null, event: event ?? null, headers }, ...(traceparent ? { traceparent } : {}) });
       if (claim !== undefined) await seen.set(claim, 'done').catch((err: unknown) => ctx.log('warn', `${name}: cannot mark delivery ${delivery} done (${(err as Error).message}): a retry of it answers 202`));
       send(res, 200, result);
     } catch (err) {
