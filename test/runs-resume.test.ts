@@ -184,6 +184,39 @@ describe('agent-apps runs resume', { concurrency: 2 }, () => {
     assert.deepEqual(counter(ws), ['one', 'two', 'one'], 'the second run’s first call, and nothing more');
   });
 
+  test('a nested agent killed inside: the outer call (an agent skill) runs again, the inner agent resumes from its own journal, its unverified call is E_RESUME', { timeout: 120_000 }, async () => {
+    const ws = workspace();
+    const id = await crashed(ws, 'nest');
+    const journal = runFile(ws, id).filter((e) => e.tag === 'journal').map((e) => `${e.type} ${e.agent} ${e.call ?? e.turn}`);
+    assert.deepEqual(journal, ['model-turn 1 1', 'call-start 1 1.1', 'model-turn 1/1.1/1 1', 'call-start 1/1.1/1 1.1', 'call-end 1/1.1/1 1.1', 'model-turn 1/1.1/1 2', 'call-start 1/1.1/1 2.1']);
+    const show = await cli(['runs', 'show', id], ws);
+    assert.match(show.stdout, /agent nest \(1\)\n +turn 1 code: Tallying\.\n +call 1\.1 tally\(\{\}\) +unverified/);
+    assert.match(show.stdout, /agent tally \(1\/1\.1\/1\)\n/);
+
+    const refused = await cli(['runs', 'resume', id], ws);
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.match(refused.stderr, /^error \[E_RESUME\]: bump\(\{"text":"two","gate":"go"\}\) \(call 2\.1 of run [0-9a-f]{8}\) started and left no result/m);
+    fs.writeFileSync(path.join(ws, 'go'), '');
+    const resumed = await cli(['runs', 'resume', id, '--rerun-unverified', '--json'], ws);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.deepEqual(JSON.parse(resumed.stdout), { counts: { a: 1, b: 2 } });
+    assert.deepEqual(counter(ws), ['one', 'two']);
+    const [latest] = await listed(ws);
+    const starts = runFile(ws, latest!.id).filter((e) => e.type === 'call-start').map((e) => `${e.agent} ${e.call} ${e.replayed ? 'replayed' : (e.rerun ?? 'live')}`);
+    assert.deepEqual(starts, ['1 1.1 agent', '1/1.1/1 1.1 replayed', '1/1.1/1 2.1 --rerun-unverified']);
+  });
+
+  test('a journal the run no longer matches (another call at a key) is E_RESUME naming both calls', { timeout: 60_000 }, async () => {
+    const ws = workspace();
+    const id = await crashed(ws, 'tally');
+    const file = path.join(ws, '.agent-apps', 'runs', `${id}.jsonl`);
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replaceAll('"args":{"text":"one"}', '"args":{"text":"uno"}'));
+    const r = await cli(['runs', 'resume', id, '--rerun-unverified'], ws);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /^error \[E_RESUME\]: the journal of run [0-9a-f]{8} does not match this run: call 1\.1 of agent 1 \(tally\) was bump\(\{"text":"uno"\}\), the code now calls bump\(\{"text":"one"\}\)/m);
+    assert.deepEqual(counter(ws), ['one'], 'nothing ran');
+  });
+
   test('a run that finished, or an unknown id, is a usage error (exit 2)', { timeout: 60_000 }, async () => {
     const ws = workspace();
     fs.writeFileSync(path.join(ws, 'go'), '');

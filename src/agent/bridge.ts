@@ -156,7 +156,7 @@ export function createBridge(o: BridgeOptions): HostCall {
         const call = o.journal?.call(NEXT_CALL, null, exec.kill);
         if (!call) return jsonSafe(await served.envelope.target.manager.next());
         if (call.recorded) return call.replay((tool, err) => gates(exec).refused(tool, err));
-        if (call.unverified) await call.confirm({ idempotent: false, ask: asker(served) });
+        if (call.unverified) await call.confirm({ idempotent: undefined, ask: asker(served) });
         return journaled(call, () => served.envelope.target.manager.next());
       }
       case 'get': {
@@ -195,10 +195,15 @@ async function journaled(call: NonNullable<ReturnType<AgentJournal['call']>>, ru
   return result;
 }
 
-/** `idempotent: true` in the tool's metadata (its own, or a folder's main above it): running it twice is harmless (docs/runs.md). */
-async function idempotent(kernel: Kernel, tool: LoadedTool, paths: readonly string[]): Promise<boolean> {
+/**
+ * Whether an unverified call of `tool` may run again without asking (docs/runs.md): `idempotent: true`
+ * in its metadata (its own, or a folder's main above it) — running it twice is harmless; or it is an
+ * agent skill (a prompt, no code of its own) — its agent resumes from the journal, call by call.
+ */
+async function idempotent(kernel: Kernel, tool: LoadedTool, paths: readonly string[]): Promise<'idempotent' | 'agent' | undefined> {
   const plan = await kernel.planner.plan(tool, paths);
-  return plan.cascade.metadata.idempotent === true;
+  if (plan.cascade.metadata.idempotent === true) return 'idempotent';
+  return tool.fn === undefined && typeof tool.prompt === 'string' ? 'agent' : undefined;
 }
 
 /** Asks the person at the terminal, as `ctx.manager.ask` of the served skill does. */

@@ -114,11 +114,14 @@ export function unverifiedCalls(journal: Journal): CallLine[] {
   return out;
 }
 
-/** Whether a journal holds anything this run did itself (not played back from the run it resumed). */
+/**
+ * Whether a journal holds anything this run did itself (not played back from the run it resumed).
+ * An agent skill's call entered again does not count by itself: what it did is its agent's lines.
+ */
 export function hasLiveLines(journal: Journal): boolean {
   for (const agent of journal.agents.values()) {
     for (const t of agent.turns.values()) if (!t.replayed) return true;
-    for (const c of agent.calls.values()) if ((c.start && !c.start.replayed) || (c.end && !c.end.replayed)) return true;
+    for (const c of agent.calls.values()) if ((c.start && !c.start.replayed && c.start.rerun !== 'agent') || (c.end && !c.end.replayed)) return true;
   }
   return false;
 }
@@ -335,13 +338,15 @@ export class JournalCall {
 
   /**
    * An unverified call (it started in the run being resumed and left no result): run it again for
-   * a tool whose metadata says `idempotent: true`, with --rerun-unverified, or when the person at
+   * a tool whose metadata says `idempotent: true` or an agent skill (a prompt: its work is its
+   * agent's, whose calls the journal keeps apart), with --rerun-unverified, or when the person at
    * the terminal says so; else the run ends with E_RESUME naming the call.
    */
-  async confirm(o: { idempotent: boolean; ask: AskPerson }): Promise<void> {
+  async confirm(o: { idempotent: 'idempotent' | 'agent' | undefined; ask: AskPerson }): Promise<void> {
     const run = this.agent.run;
+    // An agent skill's work is its agent's, whose own calls resume from this journal one by one.
     if (o.idempotent) {
-      this.#rerun = 'idempotent';
+      this.#rerun = o.idempotent;
       return;
     }
     if (run.rerunUnverified) {
