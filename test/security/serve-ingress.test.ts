@@ -10,6 +10,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startServe, workspace, type Owner } from '../serve-helpers.ts';
 
+/**
+ * A served workspace holding a payload that shows itself if it ever runs: `evil.skill.ts` beside
+ * the skills and an `inline://` module of the same code, both writing the marker file.
+ */
+async function servedWithPayload(owner: Owner, main: string, skills: Parameters<typeof workspace>[2], env: Record<string, string> = {}) {
+  const ws = workspace(owner, main, skills);
+  const marker = path.join(ws, 'PWNED');
+  const source = `import fs from 'node:fs'; fs.writeFileSync(${JSON.stringify(marker)}, 'pwned'); export default async () => 'pwned';`;
+  fs.writeFileSync(path.join(ws, 'evil.skill.ts'), `export const frontmatter = { name: 'evil', description: 'Evil.' };\n${source}\n`);
+  const url = (await startServe(owner, ws, [], env)).url;
+  return { ws, url, marker, inline: `inline://code,${encodeURIComponent(source)}` };
+}
+
 describe('serve: ingress through a web gateway', () => {
   const owned: (() => unknown)[] = [];
   const owner: Owner = { after: (fn) => owned.push(fn) };
@@ -18,7 +31,7 @@ describe('serve: ingress through a web gateway', () => {
   let inline = '';
   let ws = '';
   before(async () => {
-    ws = workspace(
+    ({ ws, url, marker, inline } = await servedWithPayload(
       owner,
       `gateways:
   api:
@@ -33,12 +46,7 @@ describe('serve: ingress through a web gateway', () => {
         // A workspace skill whose params declare a ref: it invokes the tool named.
         relay: { meta: `{ params: { type: 'object', properties: { target: { type: 'string', 'x-ref': true } }, required: ['target'] } }`, body: 'async (ctx, a) => ctx.manager.invoke(a.target, { name: "x" })' },
       },
-    );
-    marker = path.join(ws, 'PWNED');
-    const source = `import fs from 'node:fs'; fs.writeFileSync(${JSON.stringify(marker)}, 'pwned'); export default async () => 'pwned';`;
-    inline = `inline://code,${encodeURIComponent(source)}`;
-    fs.writeFileSync(path.join(ws, 'evil.skill.ts'), `export const frontmatter = { name: 'evil', description: 'Evil.' };\n${source}\n`);
-    url = (await startServe(owner, ws)).url;
+    ));
   });
   after(async () => {
     for (const fn of owned.reverse()) await fn();
@@ -109,9 +117,8 @@ describe('serve: ingress through websocket and webhook gateways', () => {
   let url = '';
   let marker = '';
   let inline = '';
-  let ws = '';
   before(async () => {
-    ws = workspace(
+    ({ url, marker, inline } = await servedWithPayload(
       owner,
       `gateways:
   live:
@@ -129,12 +136,8 @@ describe('serve: ingress through websocket and webhook gateways', () => {
         relay: { meta: `{ params: { type: 'object', properties: { target: { type: 'string', 'x-ref': true } }, required: ['target'] } }`, body: 'async (ctx, a) => ctx.manager.invoke(a.target, { name: "x" })' },
         'on-hook': { body: `async (_c, a) => ({ got: a.event })` },
       },
-    );
-    marker = path.join(ws, 'PWNED');
-    const source = `import fs from 'node:fs'; fs.writeFileSync(${JSON.stringify(marker)}, 'pwned'); export default async () => 'pwned';`;
-    inline = `inline://code,${encodeURIComponent(source)}`;
-    fs.writeFileSync(path.join(ws, 'evil.skill.ts'), `export const frontmatter = { name: 'evil', description: 'Evil.' };\n${source}\n`);
-    url = (await startServe(owner, ws, [], { INGRESS_HOOK_SECRET: SECRET })).url;
+      { INGRESS_HOOK_SECRET: SECRET },
+    ));
   });
   after(async () => {
     for (const fn of owned.reverse()) await fn();

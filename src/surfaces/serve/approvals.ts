@@ -12,6 +12,7 @@ import { AgentAppsError, ConfigurationError } from '../../core/errors.ts';
 import { isPlainObject } from '../../core/path.ts';
 import { APPROVAL_CHOICES, type ApprovalQuestion } from '../../core/ask.ts';
 import { DEFAULT_APPROVAL_TIMEOUT_MS, type ApprovalBroker } from '../../policy/remote-approval.ts';
+import { readBody } from './http-io.ts';
 
 export interface ApprovalsConfig {
   via: string;
@@ -45,26 +46,14 @@ export function parseApprovals(raw: unknown, file: string | undefined): Approval
 /** The most a gate's request body may hold. */
 const MAX_REQUEST = 1024 * 1024;
 
-function readJson(req: IncomingMessage): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_REQUEST) {
-        reject(new AgentAppsError('E_BAD_REQUEST', `the body is over ${MAX_REQUEST} bytes`));
-        req.destroy();
-      } else chunks.push(c);
-    });
-    req.on('end', () => {
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-      } catch {
-        reject(new AgentAppsError('E_BAD_REQUEST', 'the body is not JSON'));
-      }
-    });
-    req.on('error', reject);
-  });
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const raw = await readBody(req, MAX_REQUEST);
+  if (raw === undefined) throw new AgentAppsError('E_BAD_REQUEST', `the body is over ${MAX_REQUEST} bytes`);
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new AgentAppsError('E_BAD_REQUEST', 'the body is not JSON');
+  }
 }
 
 const text = (v: unknown, max = 2000) => (typeof v === 'string' ? v.slice(0, max) : undefined);
