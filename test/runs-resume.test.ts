@@ -150,6 +150,8 @@ describe('agent-apps runs resume', { concurrency: 2 }, () => {
     const resumed = await cli(['run', 'tally-idem', '--resume', id.slice(0, 8), '--output-format', 'stream-json'], ws);
     assert.equal(resumed.code, 0, resumed.stderr);
     const out = resumed.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+    assert.equal(out[0]!.type, 'start');
+    assert.equal(out[0]!.resumedFrom, id, 'the start line names the run it continues');
     assert.deepEqual(out.at(-1)!.result, { a: 1, b: 2 });
     assert.deepEqual(counter(ws), ['one', 'two']);
     const [latest] = await listed(ws);

@@ -286,7 +286,7 @@ export async function runSkill(skill: string, tokens: string[], opts: RunOptions
     // options (where it ran, --path, --set) are what a resume of it runs with (docs/runs.md).
     const options = { cwd: config.cwd, ...(rtOpts.paths?.length ? { paths: rtOpts.paths } : {}), ...(rtOpts.overrides && Object.keys(rtOpts.overrides).length ? { overrides: rtOpts.overrides } : {}) };
     root.manager.log({ type: 'run-start', tag: 'cli', level: 'info', text: `run ${skill}${resume ? ` (resuming run ${resume.id.slice(0, 8)})` : ''}`, skill, args, pid: process.pid, options, ...(resume ? { resumedFrom: resume.id } : {}), record: true });
-    stream?.start(runId, skill, args);
+    stream?.start(runId, skill, args, resume?.id);
     // A skill awaiting something with no timer or socket behind it (an event-wait without a
     // timeout, a promise that never settles) must not let Node exit mid-run (exit 13): hold a
     // handle until the invocation settles, so SIGINT / SIGTERM can end it.

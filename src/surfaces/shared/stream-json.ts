@@ -58,8 +58,9 @@ export class StreamJson {
     return this.#ended;
   }
 
-  start(run: string | undefined, skill: string, args: unknown): void {
-    this.#line({ type: 'start', run: run ?? null, skill, args });
+  /** `resumedFrom`: the run this one continues (docs/runs.md). */
+  start(run: string | undefined, skill: string, args: unknown, resumedFrom?: string): void {
+    this.#line({ type: 'start', run: run ?? null, skill, args, ...(resumedFrom ? { resumedFrom } : {}) });
   }
 
   /** The progress sink: agent events as lines. Asks for streamed text (`message` lines with `delta: true`). */
