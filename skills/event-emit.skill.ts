@@ -28,6 +28,8 @@ export default async function eventEmit(ctx: Context, args: { topic: string; typ
     data: args.data,
     source: args.source ?? (caller && caller.envelope.parent ? caller.run.tool.name : undefined),
     rootContextId: ctx.nonlocals.rootContextId,
+    // Tracing (docs/ci.md, "Tracing"): over NATS, the event's handlers run under this span.
+    traceparent: ctx.globals.internals.tracer?.traceparent(ctx),
   });
   // runtime.close() announces `shutdown` only if nobody did yet (the CLI does on SIGINT / SIGTERM).
   if (event.topic === 'shutdown') ctx.globals.internals.shutdownEmitted = true;

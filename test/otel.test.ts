@@ -12,6 +12,7 @@ import { BIN, cli, cliEnv, folder, tempDir } from './cli-process.ts';
 import { startReceiver, spanTree, type Receiver, type ReceivedSpan } from './otel-helpers.ts';
 import { natsSkip, startNats } from './nats-helpers.ts';
 import { startServe } from './serve-helpers.ts';
+import { createRuntime } from '../src/index.ts';
 
 /** Every OTEL_ variable of the developer's shell, unset: each test says what it turns on. */
 const NO_OTEL = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('OTEL_')).map((k) => [k, undefined]));
@@ -285,6 +286,47 @@ describe('tracing (OTLP/HTTP)', () => {
     assert.equal(submitter.attributes['messaging.system'], 'nats');
     assert.equal(submitter.attributes['messaging.destination.name'], 'agent-apps.otel.invoke.default');
     assert.equal(processed.attributes['messaging.destination.name'], 'agent-apps.otel.invoke.default');
+  });
+
+  test('across a NATS event: the handler runs under the emitter’s span (the event’s traceparent header), the event itself unchanged', { skip: natsSkip }, async (t) => {
+    const nats = await startNats();
+    t.after(() => nats.stop());
+    const mark = path.join(tempDir(), 'handled.json');
+    const ws = folder({
+      'skills/main.md': `---\nname: main\nmetadata:\n  events:\n    backend: nats\n    url: ${nats.url}\n    namespace: otelev\n---\n`,
+      'skills/on-ping.skill.ts': `import fs from 'node:fs';\nexport const frontmatter = { name: 'on-ping', description: 'Handles pings.', metadata: { params: { type: 'object', properties: { event: { type: 'object' } } } } };\nexport default (_ctx, { event }) => { fs.writeFileSync(${JSON.stringify(mark)}, JSON.stringify(event)); return 'ok'; };\n`,
+      'skills/pinger.skill.ts': `export const frontmatter = { name: 'pinger', description: 'Emits a ping.' };\nexport default (ctx) => ctx.manager.invoke('event-emit', { topic: 'pings', type: 'ping', data: { n: 1 } });\n`,
+    });
+    const saved = { ...process.env };
+    for (const k of Object.keys(process.env)) if (k.startsWith('OTEL_')) delete process.env[k];
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
+    let subscriber, emitter;
+    try {
+      process.env.OTEL_SERVICE_NAME = 'subscriber';
+      subscriber = await createRuntime({ cwd: ws });
+      process.env.OTEL_SERVICE_NAME = 'emitter';
+      emitter = await createRuntime({ cwd: ws });
+    } finally {
+      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+      Object.assign(process.env, saved);
+    }
+    t.after(() => Promise.all([subscriber.close(), emitter.close()]));
+    await subscriber.invoke('event-subscribe', { topic: 'pings', ref: 'on-ping' });
+    const from = receiver.spans.length;
+    await emitter.invoke('pinger');
+    const deadline = Date.now() + 20_000;
+    while (!fs.existsSync(mark) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const event = JSON.parse(fs.readFileSync(mark, 'utf8'));
+    assert.deepEqual(Object.keys(event).sort(), ['data', 'id', 'rootContextId', 'source', 'timestamp', 'topic', 'type'], 'no tracing field in the event');
+    // close() sends what each runtime holds.
+    await Promise.all([subscriber.close(), emitter.close()]);
+    const spans = await traceOf(from, 'invoke pinger', (s) => s.some((x) => x.name === 'invoke on-ping'));
+    const emit = one(spans, 'invoke event-emit');
+    const handler = one(spans, 'invoke on-ping');
+    childOf(emit, one(spans, 'invoke pinger'));
+    childOf(handler, emit);
+    assert.equal(emit.resource['service.name'], 'emitter');
+    assert.equal(handler.resource['service.name'], 'subscriber');
   });
 
   test('agent-apps serve: a gateway message’s span goes under the request’s traceparent header, and the skill under it', async (t) => {

@@ -106,6 +106,8 @@ export interface EmitInput {
   data?: unknown;
   source?: string;
   rootContextId?: string;
+  /** The emitter's span (docs/ci.md, "Tracing"): a NATS event carries it as its traceparent header. */
+  traceparent?: string;
 }
 export interface SubscribeInput {
   topic: string;
@@ -155,7 +157,7 @@ export interface EventBusOptions {
    * Runs a tool-ref handler; the kernel invokes `handler.ref` with `{ ...handler.args, event }`.
    * `from: 'nats'`: the event came over NATS, written by another party (checked before it runs).
    */
-  dispatch: (handler: RefHandler, event: Event, from?: 'nats') => Promise<unknown>;
+  dispatch: (handler: RefHandler, event: Event, from?: 'nats', traceparent?: string) => Promise<unknown>;
   /** Called when a handler throws or rejects; `emit` never sees the error. */
   onHandlerError: (error: unknown, event: Event, handler: EventHandler) => void;
 }

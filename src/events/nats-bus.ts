@@ -24,6 +24,7 @@
  * `timeout: 0` included — may take up to 1 s to return `[]`.
  */
 import { AckPolicy, DeliverPolicy, RetentionPolicy, StorageType, type Consumer, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { headers } from '@nats-io/transport-node';
 import { AbortError } from '../core/errors.ts';
 import type { Event } from '../core/types.ts';
 import { checkTopic, invalid, queueName, replayCount, stampEvent, type AckInput, type AckResult, type EmitInput, type EventBus, type EventBusOptions, type EventFn, type RefHandler, type SubscribeInput, type SubscribeResult, type UnsubscribeInput, type WaitInput } from './bus.ts';
@@ -93,7 +94,10 @@ export class NatsBus implements Bus {
     await this.nats.stream('events');
     const body = JSON.stringify(event);
     const subject = this.nats.names.event(event.topic);
-    await retrying(() => this.nats.js.publish(subject, body));
+    // Tracing (docs/ci.md, "Tracing"): the emitter's span rides as a header, never in the event.
+    const h = input.traceparent ? headers() : undefined;
+    h?.set('traceparent', input.traceparent!);
+    await retrying(() => this.nats.js.publish(subject, body, h ? { headers: h } : undefined));
     return { event, dispatched: SETTLED };
   }
 
@@ -445,7 +449,7 @@ export class NatsBus implements Bus {
     const made = await this.#ensureConsumer(durable, topic, replay);
     if (!this.#handlers.has(durable)) {
       const consumer = await retrying(() => this.nats.js.consumers.get(made.stream, durable));
-      this.#handlers.set(durable, this.#consume(consumer, (event) => this.#opts.dispatch(handler, event, 'nats'), handler, true));
+      this.#handlers.set(durable, this.#consume(consumer, (event, traceparent) => this.#opts.dispatch(handler, event, 'nats', traceparent), handler, true));
     }
     return { topic, ref: handler.ref, created: made.created, replayed: made.replayed };
   }
@@ -472,7 +476,7 @@ export class NatsBus implements Bus {
    * message is kept in progress while its handler runs and acked once it settled — whatever the
    * outcome: a handler's error is logged, never retried (docs/events.md).
    */
-  #consume(consumer: Consumer, run: (event: Event) => unknown, handler: RefHandler | EventFn, acks: boolean): HandlerLoop {
+  #consume(consumer: Consumer, run: (event: Event, traceparent?: string) => unknown, handler: RefHandler | EventFn, acks: boolean): HandlerLoop {
     let messages: ConsumerMessages | undefined;
     let stopped = false;
     const inflight = new Set<Promise<unknown>>();
@@ -489,7 +493,7 @@ export class NatsBus implements Bus {
             const keepAlive = acks ? setInterval(() => m.working(), Math.max(100, this.nats.config.ackWaitMs / 3)) : undefined;
             const done = (async () => {
               try {
-                await run(event);
+                await run(event, m.headers?.get('traceparent') || undefined);
               } catch (error) {
                 this.#report(error, event, handler);
               } finally {

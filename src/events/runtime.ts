@@ -9,6 +9,7 @@ import { MemoryBus, type Bus } from './backend.ts';
 import { eventsConfig } from '../nats/config.ts';
 import { closeNats, natsFor } from '../nats/connect.ts';
 import type { Context, Event, EventHandler, RuntimeState } from '../core/types.ts';
+import { withTraceParent } from '../core/tracing.ts';
 
 /** The in-memory bus of this runtime (synchronous; the process-local one). */
 export function eventBus(ctx: Context): EventBus {
@@ -26,9 +27,11 @@ function busOptions(ctx: Context): EventBusOptions {
     // The handler gets its subscription's own args and the envelope under `event`, nothing else
     // (docs/events.md, "Handler args"): an event's fields never reach the top level, where
     // `$context` would add middleware and a key named like a route arg would override it.
-    dispatch: async (handler, event, from) => {
+    dispatch: async (handler, event, from, traceparent) => {
       if (from === 'nats' && (await refuseRemoteEvent(root, handler, event))) return undefined;
-      return root.manager.invoke(handler.ref, { ...((handler.args as object | undefined) ?? {}), event });
+      // Tracing (docs/ci.md, "Tracing"): the handler runs under the emitter's span (the event's traceparent header).
+      const traced = traceparent && root.globals.internals.tracer ? { context: { nonlocals: withTraceParent({}, traceparent) } } : undefined;
+      return root.manager.invoke(handler.ref, { ...((handler.args as object | undefined) ?? {}), event }, traced);
     },
     onHandlerError: (error: unknown, event: Event, handler: EventHandler) => {
       const name = typeof handler === 'function' ? handler.name || 'function handler' : handler.ref;
@@ -111,6 +114,8 @@ async function makeBackend(ctx: Context): Promise<Bus> {
 export function publishEvent(ctx: Context, input: Parameters<EventBus['emit']>[0]): void {
   const resolved = ctx.globals.internals.eventBackendResolved;
   if (resolved && resolved.backend !== 'memory') {
+    const tracer = ctx.globals.internals.tracer;
+    if (tracer && input.traceparent === undefined) input = { ...input, traceparent: tracer.traceparent(ctx) };
     resolved.emit(input).catch((error: unknown) => {
       ctx.globals.internals.root.manager.log({ type: 'emit-error', tag: 'events', level: 'error', code: (error as { code?: string })?.code ?? 'E_EVENTS', text: `event ${input.type} on '${input.topic}': ${(error as Error)?.message ?? error}` });
     });
