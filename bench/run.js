@@ -8,7 +8,7 @@ const wanted = process.argv.slice(2);
 const { benchmarks } = await import('./kernel.js');
 const suites = { ...benchmarks };
 // Subsystem benchmarks export `run()`; each prints its own lines.
-const modules = { 'events.throughput': 'events.js', 'events.throughput.skill': 'events.js', 'sandbox.start': 'sandbox.js', 'sandbox.roundtrip': 'sandbox.js', 'sandbox.start.inline': 'sandbox.js', 'sandbox.roundtrip.inline': 'sandbox.js', 'sandbox.start.process': 'sandbox.js', 'sandbox.roundtrip.process': 'sandbox.js', 'sandbox.spawn': 'sandbox.js', 'agent.turn': 'agent.js', 'mcp.call': 'mcp.js', 'mcp.spawn': 'mcp.js', 'cli.test50': 'evals.js', 'cli.test50x5': 'evals.js', 'cli.agent': 'agent-cli.js', resume: 'resume.js', 'dist.throughput.w1': 'dist.js', 'dist.throughput.w2': 'dist.js', 'dist.throughput.w4': 'dist.js', 'events.throughput.nats': 'dist.js', 'serve.http': 'serve.js' };
+const modules = { 'events.throughput': 'events.js', 'events.throughput.skill': 'events.js', 'sandbox.start': 'sandbox.js', 'sandbox.roundtrip': 'sandbox.js', 'sandbox.start.inline': 'sandbox.js', 'sandbox.roundtrip.inline': 'sandbox.js', 'sandbox.start.process': 'sandbox.js', 'sandbox.roundtrip.process': 'sandbox.js', 'sandbox.spawn': 'sandbox.js', 'agent.turn': 'agent.js', 'mcp.call': 'mcp.js', 'mcp.spawn': 'mcp.js', 'cli.test50': 'evals.js', 'cli.test50x5': 'evals.js', 'cli.agent': 'agent-cli.js', resume: 'resume.js', 'dist.throughput.w1': 'dist.js', 'dist.throughput.w2': 'dist.js', 'dist.throughput.w4': 'dist.js', 'events.throughput.nats': 'dist.js', 'serve.http': 'serve.js', 'otel.overhead': 'otel.js' };
 for (const [name, file] of Object.entries(modules)) {
   if (fs.existsSync(path.join(here, file))) suites[name] = file;
 }

@@ -10,7 +10,7 @@
  * context manager is registered, and no global tracer provider: libraries that trace through
  * the global API (the Strands SDK) stay silent, so a span is never counted twice.
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type Tracer as OtelTracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer as OtelTracer } from '@opentelemetry/api';
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
@@ -18,7 +18,7 @@ import { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opent
 import { redact } from '../core/redact.ts';
 import { VERSION } from '../core/version.ts';
 import { parseTraceParent, traceParentOf, type Attributes, type SpanOptions, type TraceSpan, type Tracer } from '../core/tracing.ts';
-import type { Context, LoadedTool } from '../core/types.ts';
+import type { Context as RunContext, LoadedTool } from '../core/types.ts';
 import type { TracingConfig } from './config.ts';
 
 /** How long runtime.close() waits for the last spans to be sent (an unreachable collector must not hold the run's exit). */
@@ -34,9 +34,14 @@ class OtelSpan implements TraceSpan {
   /** Set on a model's tool call (`execute_tool` from the agent trace). */
   readonly callId: string | undefined;
   #traceparent: string | undefined;
+  #context: Context | undefined;
   constructor(span: Span, callId?: string) {
     this.span = span;
     this.callId = callId;
+  }
+  /** An OpenTelemetry context holding this span: its children's parent (made once, shared by them). */
+  get context(): Context {
+    return (this.#context ??= trace.setSpan(ROOT_CONTEXT, this.span));
   }
   get traceparent(): string {
     if (this.#traceparent === undefined) {
@@ -120,17 +125,18 @@ class WarningExporter implements SpanExporter {
   }
 }
 
-interface Bound {
-  span: OtelSpan;
-}
+/**
+ * The span a traced context runs under (its invocation's own, or one attached to it), kept on its
+ * `locals` under a symbol: not a key a skill lists, copies or serializes, and no WeakMap — a
+ * WeakMap entry per invocation cost more than the span itself (bench/otel.js).
+ */
+const SPAN = Symbol('agent-apps.span');
 
 export class OtelTracing implements Tracer {
   readonly content: boolean;
   readonly #provider: BasicTracerProvider;
   readonly #tracer: OtelTracer;
   readonly #exporter: WarningExporter;
-  /** The span each traced context runs under (an invocation's own, or the one attached to it). */
-  readonly #spans = new WeakMap<Context, Bound>();
 
   constructor(config: TracingConfig, warn: (text: string) => void, env: NodeJS.ProcessEnv = process.env) {
     this.content = config.content;
@@ -138,28 +144,28 @@ export class OtelTracing implements Tracer {
     // The file's headers under the variables' (the exporter lets its own config win: leave out what a variable sets).
     const fromEnv = new Set(`${env.OTEL_EXPORTER_OTLP_HEADERS ?? ''},${env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? ''}`.split(',').map((p) => p.split('=')[0]!.trim().toLowerCase()).filter(Boolean));
     const headers = Object.fromEntries(Object.entries(config.headers).filter(([k]) => !fromEnv.has(k.toLowerCase())));
-    const otlp = new OTLPTraceExporter({ ...(config.url ? { url: config.url } : {}), ...(Object.keys(headers).length ? { headers } : {}) });
-    this.#exporter = new WarningExporter(otlp, url, warn);
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (envDetector) over our defaults.
     const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'agent-apps', [ATTR_SERVICE_VERSION]: VERSION }).merge(detectResources({ detectors: [envDetector] }));
+    const otlp = new OTLPTraceExporter({ ...(config.url ? { url: config.url } : {}), ...(Object.keys(headers).length ? { headers } : {}) });
+    this.#exporter = new WarningExporter(otlp, url, warn);
     this.#provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(this.#exporter)] });
     this.#tracer = this.#provider.getTracer('agent-apps', VERSION);
   }
 
-  invocation(ctx: Context, tool: LoadedTool): ((running: Promise<unknown>) => Promise<unknown>) | undefined {
+  invocation(ctx: RunContext, tool: LoadedTool): ((running: Promise<unknown>) => Promise<unknown>) | undefined {
     // The runtime's own machinery (the agent and its provider, callback refs, middleware skills
     // invoked by name) has spans of its own kind or none; the context agent code or an untrusted
     // caller runs as (agent-code, ingress) is plumbing.
     if (tool.decl.tags.includes('meta-internal') || ctx.locals.internals?.untrustedRef) return undefined;
     const parent = this.#parentOf(ctx.envelope.parent, ctx);
     const name = tool.name;
-    const attributes: Attributes = { 'agent_apps.skill': name, 'agent_apps.skill.kind': tool.kind };
+    const attributes: Attributes = { 'agent_apps.skill': name };
     // Called by agent code, inside a model's tool call: a tool execution (GenAI), named for the skill.
     const fromAgent = parent instanceof OtelSpan && parent.callId !== undefined;
     if (fromAgent) Object.assign(attributes, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name, 'gen_ai.tool.type': 'function', [CALL_ID]: ctx.envelope.id });
     if (this.content) attributes[fromAgent ? 'gen_ai.tool.call.arguments' : 'agent_apps.args'] = contentOf(ctx.args);
     const span = this.#start(fromAgent ? `execute_tool ${name}` : `invoke ${name}`, parent, SpanKind.INTERNAL, attributes);
-    this.#spans.set(ctx, { span });
+    (ctx.locals as unknown as Record<symbol, unknown>)[SPAN] = span;
     const content = this.content;
     return (running) =>
       running.then(
@@ -182,12 +188,11 @@ export class OtelTracing implements Tracer {
     return this.#start(name, parent, KINDS[options.kind ?? 'internal'], attributes, options.toolCall);
   }
 
-  attach(ctx: Context, span: TraceSpan | undefined): void {
-    if (span instanceof OtelSpan) this.#spans.set(ctx, { span });
-    else this.#spans.delete(ctx);
+  attach(ctx: RunContext, span: TraceSpan | undefined): void {
+    (ctx.locals as unknown as Record<symbol, unknown>)[SPAN] = span instanceof OtelSpan ? span : undefined;
   }
 
-  traceparent(ctx: Context): string | undefined {
+  traceparent(ctx: RunContext): string | undefined {
     const parent = this.#parentOf(ctx, ctx);
     return parent instanceof OtelSpan ? parent.traceparent : parent;
   }
@@ -198,6 +203,7 @@ export class OtelTracing implements Tracer {
       this.#provider.shutdown().then(() => true, () => false),
       new Promise<false>((resolve) => {
         timer = setTimeout(() => resolve(false), SHUTDOWN_MS);
+        // The export's own sockets and retry timers keep the process up while it sends; this wait does not.
         timer.unref();
       }),
     ]);
@@ -206,22 +212,23 @@ export class OtelTracing implements Tracer {
   }
 
   /** The span of `from` or its nearest traced ancestor, else the traceparent `request`'s nonlocals brought. */
-  #parentOf(from: Context | null, request: Context): OtelSpan | string | undefined {
-    for (let c = from; c !== null; c = c.envelope.parent) {
-      const bound = this.#spans.get(c);
-      if (bound !== undefined) return bound.span;
+  #parentOf(from: RunContext | null, request: RunContext): OtelSpan | string | undefined {
+    for (let c: RunContext | null = from; c !== null; c = c.envelope.parent) {
+      const span = (c.locals as unknown as Record<symbol, unknown>)[SPAN];
+      if (span !== undefined) return span as OtelSpan;
     }
     return traceParentOf(request.nonlocals);
   }
 
   #start(name: string, parent: OtelSpan | string | undefined, kind: SpanKind, attributes: Attributes, toolCall?: string): OtelSpan {
     let context = ROOT_CONTEXT;
-    if (parent instanceof OtelSpan) context = trace.setSpan(ROOT_CONTEXT, parent.span);
+    if (parent instanceof OtelSpan) context = parent.context;
     else if (parent !== undefined) {
       const remote = parseTraceParent(parent);
       if (remote) context = trace.setSpanContext(ROOT_CONTEXT, { traceId: remote.traceId, spanId: remote.spanId, traceFlags: remote.flags, isRemote: true });
     }
-    return new OtelSpan(this.#tracer.startSpan(name, { kind, attributes: defined(attributes) }, context), toolCall);
+    // Attributes as they are: the SDK leaves out an undefined value itself.
+    return new OtelSpan(this.#tracer.startSpan(name, { kind, attributes: attributes as Record<string, string | number | boolean | string[]> }, context), toolCall);
   }
 }
 
