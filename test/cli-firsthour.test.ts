@@ -78,8 +78,8 @@ test('the help examples of agent-apps, run and debug name skills a workspace fro
       seen.push(example);
       if (named.skill.includes('/')) assert.ok(fs.existsSync(path.join(ws, named.skill)), `${help.join(' ')}: ${example} — no file ${named.skill} in an init workspace`);
       else assert.ok(names.has(named.skill), `${help.join(' ')}: ${example} — an init workspace has no skill '${named.skill}'`);
-      // Run it, unless it asks a person, needs a worker or a model server, or is a pipeline.
-      if (/--remote|\bask\b|baseURL|\|/.test(example) || named.command === 'describe') continue;
+      // Run it, unless it asks a person, needs a worker, a model server or a run that died (--resume), or is a pipeline.
+      if (/--remote|--resume|\bask\b|baseURL|\|/.test(example) || named.command === 'describe') continue;
       const out = cli(words(example.replace(/^agent-apps /, '')).map((w) => w));
       assert.equal(out.status, 0, `${example}: ${out.stderr}`);
     }
