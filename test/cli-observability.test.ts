@@ -390,17 +390,27 @@ describe('agent-apps debug and --profile', { concurrency: true }, () => {
     }
   })();
 
-  test('debug --break in a terminal stops: s steps to the next entry, i inspects the context, c continues', { skip: !hasScript && 'needs util-linux script', timeout: 30_000 }, async () => {
+  test('debug --break in a terminal stops: s steps to the next entry, i inspects the context, c continues', { skip: !hasScript && 'needs util-linux script', timeout: 30_000 }, async (t) => {
     const ws = workspace();
     const command = [process.execPath, BIN, '--no-color', 'debug', 'greet', '--name', 'Ada', '--break', 'directives'].map((a) => `'${a}'`).join(' ');
     const out = await new Promise<string>((resolve, reject) => {
-      const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: ws, env: { ...process.env, AGENT_APPS_HOME: HOME } });
+      const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: ws, env: { ...process.env, AGENT_APPS_HOME: HOME }, detached: true });
+      // Whatever happens to the test, the terminal and the CLI under it are stopped.
+      t.after(() => {
+        if (child.exitCode === null && child.pid) {
+          try {
+            process.kill(-child.pid, 'SIGKILL');
+          } catch {}
+        }
+      });
       let text = '';
       const answered = new Set<string>();
+      // A key is typed once the pause view has been drawn and its keys read (a moment after its
+      // text appears): typed at once, on a busy machine it could reach the terminal first.
       const answer = (when: string, what: string) => {
         if (!answered.has(when) && text.includes(when)) {
           answered.add(when);
-          child.stdin.write(what);
+          setTimeout(() => child.stdin.write(what), 150);
         }
       };
       child.stdout.setEncoding('utf8').on('data', (d: string) => {
