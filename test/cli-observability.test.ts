@@ -394,7 +394,8 @@ describe('agent-apps debug and --profile', { concurrency: true }, () => {
     const ws = workspace();
     const command = [process.execPath, BIN, '--no-color', 'debug', 'greet', '--name', 'Ada', '--break', 'directives'].map((a) => `'${a}'`).join(' ');
     const out = await new Promise<string>((resolve, reject) => {
-      const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: ws, env: { ...process.env, AGENT_APPS_HOME: HOME }, detached: true });
+      // A terminal of its own kind: the pause view is the terminal UI's, which TERM=dumb turns off.
+      const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: ws, env: { ...process.env, AGENT_APPS_HOME: HOME, TERM: 'xterm-256color' }, detached: true });
       // Whatever happens to the test, the terminal and the CLI under it are stopped.
       t.after(() => {
         if (child.exitCode === null && child.pid) {
