@@ -8,6 +8,7 @@
 import type { BaseModelConfig, Message, Model, ModelStreamEvent, StreamOptions } from '@strands-agents/sdk';
 import type { JournalTurn } from 'agent-apps/agent';
 import { WrappedModel } from './wrapped-model.ts';
+import { ResponseTap } from './response-tap.ts';
 
 /** A whole response: what the `response` hook event carries. */
 export type ResponseRecord = JournalTurn & { replayed?: boolean };
@@ -36,33 +37,12 @@ export class JournalModel extends WrappedModel {
       this.#live = true;
       if (this.#played > 0) skipTurns(this.inner, this.#played);
     }
-    let text = '';
-    const codes: string[] = [];
-    let tool: { name: string; input: string } | undefined;
-    let finished = false;
-    let usage: JournalTurn['usage'];
+    const tap = new ResponseTap();
     for await (const event of this.inner.stream(messages, options)) {
-      switch (event.type) {
-        case 'modelContentBlockStartEvent':
-          tool = event.start?.type === 'toolUseStart' ? { name: event.start.name, input: '' } : undefined;
-          break;
-        case 'modelContentBlockDeltaEvent':
-          if (event.delta.type === 'textDelta' && !tool) text += event.delta.text;
-          else if (event.delta.type === 'toolUseInputDelta' && tool) tool.input += event.delta.input;
-          break;
-        case 'modelContentBlockStopEvent':
-          if (tool?.name === 'invoke') codes.push(codeOf(tool.input));
-          tool = undefined;
-          break;
-        case 'modelMessageStopEvent':
-          finished = true;
-          break;
-        case 'modelMetadataEvent':
-          if (event.usage) usage = { inputTokens: event.usage.inputTokens ?? 0, outputTokens: event.usage.outputTokens ?? 0, totalTokens: event.usage.totalTokens ?? 0 };
-          break;
-      }
+      tap.observe(event);
       yield event;
     }
+    const { text, codes, finished, usage } = tap;
     // An aborted or broken response is not a turn. The loop gets its last event only once the
     // response is journaled: none of its tools runs before that.
     if (!finished) return;
@@ -101,15 +81,5 @@ function skipTurns(model: unknown, n: number): void {
       (skip as (n: number) => void).call(m, n);
       return;
     }
-  }
-}
-
-function codeOf(input: string): string {
-  try {
-    const parsed: unknown = JSON.parse(input || '{}');
-    const code = (parsed as { code?: unknown } | null)?.code;
-    return typeof code === 'string' ? code : input;
-  } catch {
-    return input;
   }
 }

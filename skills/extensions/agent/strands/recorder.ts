@@ -7,6 +7,7 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { BaseModelConfig, Message, Model, ModelStreamEvent, StreamOptions } from '@strands-agents/sdk';
 import { WrappedModel } from './wrapped-model.ts';
+import { ResponseTap } from './response-tap.ts';
 import { stringifyCassette } from './cassette.ts';
 import type { CassetteTurn } from './cassette.ts';
 import { recordRequest, renderRequest, type RequestPaths } from './request.ts';
@@ -27,29 +28,12 @@ export class RecordingModel extends WrappedModel {
   async *stream(messages: Message[], options?: StreamOptions): AsyncGenerator<ModelStreamEvent> {
     // Taken before the call: the agent appends to `messages` once the response is in.
     const request = renderRequest(messages, options, this.#paths);
-    let text = '';
-    const codes: string[] = [];
-    let tool: { name: string; input: string } | undefined;
-    let finished = false;
+    const tap = new ResponseTap();
     for await (const event of this.inner.stream(messages, options)) {
-      switch (event.type) {
-        case 'modelContentBlockStartEvent':
-          tool = event.start?.type === 'toolUseStart' ? { name: event.start.name, input: '' } : undefined;
-          break;
-        case 'modelContentBlockDeltaEvent':
-          if (event.delta.type === 'textDelta' && !tool) text += event.delta.text;
-          else if (event.delta.type === 'toolUseInputDelta' && tool) tool.input += event.delta.input;
-          break;
-        case 'modelContentBlockStopEvent':
-          if (tool?.name === 'invoke') codes.push(codeOf(tool.input));
-          tool = undefined;
-          break;
-        case 'modelMessageStopEvent':
-          finished = true;
-          break;
-      }
+      tap.observe(event);
       yield event;
     }
+    const { text, codes, finished } = tap;
     if (!finished) return; // an aborted or broken response is not a turn
     const turn: CassetteTurn = {};
     if (text) turn.text = text;
@@ -66,15 +50,5 @@ export class RecordingModel extends WrappedModel {
     const tmp = `${this.file}.${process.pid}.tmp`;
     writeFileSync(tmp, stringifyCassette({ turns: this.turns }));
     renameSync(tmp, this.file);
-  }
-}
-
-function codeOf(input: string): string {
-  try {
-    const parsed: unknown = JSON.parse(input || '{}');
-    const code = (parsed as { code?: unknown } | null)?.code;
-    return typeof code === 'string' ? code : input;
-  } catch {
-    return input;
   }
 }
