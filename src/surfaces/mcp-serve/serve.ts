@@ -9,6 +9,7 @@ import type { LogLevel, Reporter } from '../../core/types.ts';
 import { EXIT, painter } from '../shared/output.ts';
 import { consoleReporter } from '../shared/reporters.ts';
 import { runtimeOptions, type GlobalOptions } from '../shared/runtime-options.ts';
+import { stopSignal } from '../shared/stop-signal.ts';
 import type { CliIO } from '../shared/io.ts';
 import { SkillCatalog } from './catalog.ts';
 import { SkillHost, createServer, serverFactory } from './server.ts';
@@ -99,22 +100,8 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
     if (verbose) note(`${paint.yellow('warn')}: ${e.message}`);
   };
 
-  let stopping: 'SIGINT' | 'SIGTERM' | 'closed' | undefined;
-  let wake!: () => void;
-  const stopped = new Promise<void>((resolve) => (wake = resolve));
-  const stop = (why: 'SIGINT' | 'SIGTERM' | 'closed') => {
-    if (stopping) {
-      // A second Ctrl-C: out at once.
-      if (why === 'SIGINT') process.exit(EXIT.interrupted);
-      return;
-    }
-    stopping = why;
-    wake();
-  };
-  const onInt = () => stop('SIGINT');
-  const onTerm = () => stop('SIGTERM');
-  process.on('SIGINT', onInt);
-  process.on('SIGTERM', onTerm);
+  const signal = stopSignal<'closed'>();
+  const stop = signal.stop;
 
   let close: () => Promise<void> = async () => {};
   const host = new SkillHost(runtime, new SkillCatalog(runtime, opts.allow));
@@ -150,10 +137,9 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
       };
       note(`serving ${count} skill${count === 1 ? '' : 's'} of ${workspace} over stdio`);
     }
-    await stopped;
+    await signal.stopped;
   } finally {
-    process.off('SIGINT', onInt);
-    process.off('SIGTERM', onTerm);
+    signal.release();
     // Closing the serving entry aborts in-flight requests (their invocations see the abort);
     // they get a moment to unwind before the runtime goes, which aborts whatever is left.
     await close().catch(() => {});
@@ -161,7 +147,7 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
     await runtime.close();
     restoreStdout();
   }
-  if (stopping === 'SIGINT') return EXIT.interrupted;
-  if (stopping === 'SIGTERM') return EXIT.terminated;
+  if (signal.reason === 'SIGINT') return EXIT.interrupted;
+  if (signal.reason === 'SIGTERM') return EXIT.terminated;
   return EXIT.ok;
 }

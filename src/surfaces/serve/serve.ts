@@ -24,6 +24,7 @@ import type { CliIO } from '../shared/io.ts';
 import type { Gateway, GatewayContext, GatewayFactory } from './gateway.ts';
 import { logsReporter, makeDispatch } from './dispatch.ts';
 import { readTokenFile } from '../shared/token-file.ts';
+import { stopSignal } from '../shared/stop-signal.ts';
 import { ApprovalBroker } from '../../policy/remote-approval.ts';
 import { approvalRequests, parseApprovals } from './approvals.ts';
 import { viewSession, webView, type WebView } from './web-view.ts';
@@ -129,21 +130,8 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
     });
   };
 
-  let stopping: 'SIGINT' | 'SIGTERM' | 'failed' | undefined;
-  let wake!: () => void;
-  const stopped = new Promise<void>((resolve) => (wake = resolve));
-  const stop = (why: 'SIGINT' | 'SIGTERM' | 'failed') => {
-    if (stopping) {
-      if (why === 'SIGINT') process.exit(EXIT.interrupted); // a second Ctrl-C: out at once
-      return;
-    }
-    stopping = why;
-    wake();
-  };
-  const onInt = () => stop('SIGINT');
-  const onTerm = () => stop('SIGTERM');
-  process.on('SIGINT', onInt);
-  process.on('SIGTERM', onTerm);
+  const signal = stopSignal<'failed'>();
+  const stop = signal.stop;
 
   const gateways: { name: string; type: string; gateway: Gateway }[] = [];
   const server = http.createServer({ keepAliveTimeout: 5000 });
@@ -216,7 +204,7 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
     }));
     server.on('request', (req, res) => {
       const url = new URL(req.url ?? '/', 'http://localhost');
-      if (stopping) {
+      if (signal.reason) {
         res.writeHead(503, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify({ code: 'E_ABORTED', message: 'the server is stopping' }));
         return;
       }
@@ -244,7 +232,7 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
       });
     });
     server.on('upgrade', (req, socket, head) => {
-      if (!stopping && (!auth || authorized(req, auth))) for (const { gateway } of gateways) if (gateway.upgrade?.(req, socket, head)) return;
+      if (!signal.reason && (!auth || authorized(req, auth))) for (const { gateway } of gateways) if (gateway.upgrade?.(req, socket, head)) return;
       socket.end(`HTTP/1.1 ${auth && !authorized(req, auth) ? '401 Unauthorized' : '404 Not Found'}\r\nconnection: close\r\n\r\n`);
     });
 
@@ -309,11 +297,10 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
       if (!absent) note(`${paint.red('error')}: schedules: ${(err as Error).message}`);
     }
 
-    await stopped;
+    await signal.stopped;
   } finally {
-    process.off('SIGINT', onInt);
-    process.off('SIGTERM', onTerm);
-    stopping ??= 'failed';
+    signal.release();
+    if (!signal.reason) stop('failed');
     // The drain (docs/serve.md, "Stopping"): new requests are answered 503 (above), what runs
     // finishes. The listener is closed only after: Node's server.close() also ends connections
     // it counts as idle, among them one whose request is still being answered.
@@ -336,7 +323,7 @@ export async function serve(opts: ServeOptions, g: GlobalOptions, io: CliIO): Pr
     server.closeAllConnections();
     await runtime.close();
   }
-  if (stopping === 'SIGINT') return EXIT.interrupted;
-  if (stopping === 'SIGTERM') return EXIT.ok;
+  if (signal.reason === 'SIGINT') return EXIT.interrupted;
+  if (signal.reason === 'SIGTERM') return EXIT.ok;
   return EXIT.failed;
 }
