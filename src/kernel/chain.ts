@@ -25,8 +25,10 @@ export interface ChainHost {
   invokeEntry(entry: ChainEntry): Promise<unknown>;
   /** Invokes a `$hook` tool serving this context (docs/events.md). */
   invokeHook(hook: HookRef, info: HookInfo): Promise<unknown>;
-  /** The served tool's own function, if it has one. */
-  readonly fn: (() => unknown) | undefined;
+  /** The served tool has a function of its own. */
+  readonly hasFn: boolean;
+  /** Calls the served tool's own function (with the context and its args). */
+  callFn(): unknown;
   /** Is a `$dynamic` entry's tool on the paths now? */
   has(name: string): boolean;
   /** Does `name` already serve this pipeline or one it serves? */
@@ -40,6 +42,12 @@ export interface ChainHost {
 
 /** Which tool's own function threw an error first: only that tool's entry may place it. */
 const thrownBy = new WeakMap<object, string>();
+
+/** Marks an error as thrown by `tool`'s own function (the first tool only); returns it. */
+export function markThrown(err: unknown, tool: string): unknown {
+  if (err !== null && typeof err === 'object' && !thrownBy.has(err)) thrownBy.set(err, tool);
+  return err;
+}
 
 export class Chain {
   #entries: readonly ChainEntry[];
@@ -105,7 +113,7 @@ export class Chain {
           this.finished = true;
           // Leaf fallback: no executor ran the tool (built-in middleware, whose own pipelines are
           // demoted by the SCC rule), so the kernel calls the tool's function directly.
-          if (!this.#fnRan && host.fn) return this.#leaf();
+          if (!this.#fnRan && host.hasFn) return this.#leaf();
           return Promise.resolve(host.ctx.locals.result);
         }
         const entry = this.#entries[this.#pos++]!;
@@ -205,11 +213,11 @@ export class Chain {
   runFunction(): Promise<unknown> {
     if (this.#fnRan) return Promise.resolve(this.#host.ctx.locals.result);
     this.#fnRan = true;
-    const fn = this.#host.fn;
-    if (!fn) return Promise.resolve(undefined);
+    const host = this.#host;
+    if (!host.hasFn) return Promise.resolve(undefined);
     let value: unknown;
     try {
-      value = fn();
+      value = host.callFn();
     } catch (err) {
       return Promise.reject(this.#thrown(err));
     }
@@ -224,7 +232,7 @@ export class Chain {
     const host = this.#host;
     let value: unknown;
     try {
-      value = host.fn!();
+      value = host.callFn();
     } catch (err) {
       return Promise.reject(this.#thrown(err));
     }
@@ -241,8 +249,16 @@ export class Chain {
 
   /** Marks an error as thrown by this tool's own function (the first tool only). */
   #thrown(err: unknown): unknown {
-    if (err !== null && typeof err === 'object' && !thrownBy.has(err)) thrownBy.set(err, this.#host.ctx.run.tool.name);
-    return err;
+    return markThrown(err, this.#host.ctx.run.tool.name);
+  }
+
+  /**
+   * A chain made after its pipeline ran as a leaf without one (Manager.startLeaf): finished, and
+   * the tool's function marked as run if it did — as #dispatch would have left it.
+   */
+  leafDone(fnRan: boolean): void {
+    this.finished = true;
+    this.#fnRan = fnRan;
   }
 
   /** `ctx.manager.inject()`: entries run next, re-sorting the rest when they carry constraints. */

@@ -4,7 +4,7 @@
 // `KernelServices` it was handed (the orchestrator), so nothing here imports upward.
 import { AgentAppsError, toError } from '../core/errors.ts';
 import { getPath, setPath } from '../core/path.ts';
-import { Chain, type ChainHost } from './chain.ts';
+import { Chain, markThrown, type ChainHost } from './chain.ts';
 import { ComposedSignal } from './signal.ts';
 import type { HookInfo } from './hooks.ts';
 import type { ChainEntry, HookRef } from './plan.ts';
@@ -24,23 +24,67 @@ export interface KernelServices {
   invokeHook(served: ContextImpl, hook: HookRef, info: HookInfo): Promise<unknown>;
 }
 
+const NO_ENTRIES: readonly ChainEntry[] = Object.freeze([]);
+
 export class Manager implements ContextManager, ChainHost {
   readonly ctx: ContextImpl;
   readonly kernel: KernelServices;
   tool: LoadedTool;
-  /** This context's pipeline (docs/concepts.md): entries, position, the one-next() frames. */
-  readonly chain: Chain;
   aborted = false;
   abortReason: unknown;
   seedSignal: AbortSignal | undefined;
   /** Made on first need (a read of run.signal): most contexts never read theirs. */
   #signal: ComposedSignal | undefined;
+  /** This context's pipeline (docs/concepts.md), made on first need: see `chain`. */
+  #chain: Chain | undefined;
+  /** startLeaf's mark: 0 not run as a leaf, 1 run as one without its function, 2 with it. */
+  #leaf: 0 | 1 | 2 = 0;
 
-  constructor(ctx: ContextImpl, kernel: KernelServices, tool: LoadedTool, entries: readonly ChainEntry[]) {
+  constructor(ctx: ContextImpl, kernel: KernelServices, tool: LoadedTool) {
     this.ctx = ctx;
     this.kernel = kernel;
     this.tool = tool;
-    this.chain = new Chain(this, entries);
+  }
+
+  /**
+   * This context's pipeline (docs/concepts.md): entries, position, the one-next() frames. Made on
+   * first read: a middleware's own pipeline has no entries (the SCC rule) and runs as a leaf
+   * (startLeaf) without one — 5 of the 6 contexts of a no-op invocation parked in flight
+   * (docs/events.md, "Performance"). A chain made after a leaf run starts as that run left it.
+   */
+  get chain(): Chain {
+    if (this.#chain === undefined) {
+      this.#chain = new Chain(this, NO_ENTRIES);
+      if (this.#leaf !== 0) this.#chain.leafDone(this.#leaf === 2);
+    }
+    return this.#chain;
+  }
+
+  /**
+   * A pipeline with no entries and no `$invoke` hook (the orchestrator's execute), started as the
+   * chain's #dispatch would start it: nothing if a context above was refused, else the tool's
+   * function (the leaf fallback), at most once. Its value is handed back as it is — a rejection
+   * for a synchronous throw — for the orchestrator's one `then` (#leaf's and the pipeline's own,
+   * folded into one).
+   */
+  startLeaf(): unknown {
+    if (this.#chain !== undefined) return this.#chain.start();
+    if (this.#leaf !== 0 || this.isAborted()) return this.ctx.locals.result;
+    if (!this.hasFn) {
+      this.#leaf = 1;
+      return this.ctx.locals.result;
+    }
+    this.#leaf = 2;
+    try {
+      return this.callFn();
+    } catch (err) {
+      return Promise.reject(markThrown(err, this.ctx.run.tool.name));
+    }
+  }
+
+  /** startLeaf's function rejected: the error is marked as this tool's own (see chain.ts). */
+  leafThrew(err: unknown): unknown {
+    return markThrown(err, this.ctx.run.tool.name);
   }
 
   // ── what the chain is handed (ChainHost): methods, not closures — one manager per invocation ──
@@ -53,19 +97,17 @@ export class Manager implements ContextManager, ChainHost {
     return this.kernel.invokeHook(this.ctx, hook, info);
   }
 
-  get fn(): (() => unknown) | undefined {
-    const fn = this.tool.fn;
-    if (!fn) return undefined;
-    // One closure per tool function (refresh() may change the tool), not one per read.
-    if (this.#call === undefined || this.#callOf !== fn) {
-      const ctx = this.ctx;
-      this.#callOf = fn;
-      this.#call = () => fn(ctx, ctx.args);
-    }
-    return this.#call;
+  /** The tool has a function of its own (refresh() may change the tool: read at each call). */
+  get hasFn(): boolean {
+    return !!this.tool.fn;
   }
-  #callOf: ToolDef['fn'] | undefined;
-  #call: (() => unknown) | undefined;
+
+  /** Calls the tool's function with this context and its args — a method, not a closure per context. */
+  callFn(): unknown {
+    const fn = this.tool.fn!;
+    const ctx = this.ctx;
+    return fn(ctx, ctx.args);
+  }
 
   has(name: string): boolean {
     return this.kernel.registry.has(name, this.ctx.locals.config.paths);

@@ -44,7 +44,7 @@ export class Kernel {
   /** The root context: no tool, no pipeline; every invocation of a runtime descends from it. */
   createRoot(tool: LoadedTool, nonlocals: Nonlocals = {}, signal?: AbortSignal, interactive = false): ContextImpl {
     const ctx = new ContextImpl(null, undefined, Object.freeze({}), this.newLocals(null, tool, {}), nonlocals, this.globals, new ContextRun(tool.uri, tool.frontmatter, { ...tool.decl }, interactive));
-    const manager = new Manager(ctx, this, tool, []);
+    const manager = new Manager(ctx, this, tool);
     manager.seedSignal = signal;
     ctx.bind(manager);
     ctx.nonlocals.rootContextId = ctx.envelope.id;
@@ -147,7 +147,7 @@ export class Kernel {
     const ctx = new ContextImpl(parent, target, args, locals, nonlocals, this.globals, run);
     const paths = locals.config.paths;
     const cached = this.planner.peek(tool, paths);
-    const manager = new Manager(ctx, this, tool, cached ? cached.entries : []);
+    const manager = new Manager(ctx, this, tool);
     ctx.bind(manager);
     if (tool.prompt !== undefined) locals.prompt = { raw: tool.prompt };
     if (seed) this.applySeed(ctx, manager, seed);
@@ -156,10 +156,7 @@ export class Kernel {
     const traced = isEntry ? undefined : this.globals.internals.tracer?.invocation(ctx, tool);
     const running = cached
       ? this.execute(ctx, manager, cached)
-      : this.planner.plan(tool, paths).then((plan) => {
-          manager.chain.entries = plan.entries;
-          return this.execute(ctx, manager, plan);
-        });
+      : this.planner.plan(tool, paths).then((plan) => this.execute(ctx, manager, plan));
     return traced === undefined ? running : traced(running);
   }
 
@@ -191,17 +188,22 @@ export class Kernel {
 
   // Steps 7–8: the chain entries, then the chain. With `then`, not as an async function (see
   // chain.ts, #runEntry): on the way out the manager is disposed and a failure is the context's
-  // `locals.error` — as a try / catch / finally would.
+  // `locals.error` — as a try / catch / finally would. A pipeline with no entries and no `$invoke`
+  // hook — a middleware's own (the SCC rule) — runs as a leaf, without a Chain, its function's
+  // value and the pipeline's end settled in one `then` (settleLeaf; docs/events.md, "Performance").
   private execute(ctx: ContextImpl, manager: Manager, plan: Plan): Promise<unknown> {
     ctx.run.middleware = plan.cascade.metadata;
     const extra = ctx.locals.middleware;
     const inherited = ctx.envelope.hasOtherTarget ? undefined : ctx.nonlocals.middleware;
     let running: Promise<unknown>;
     try {
-      if (extra || inherited) manager.chain.entries = mergeExtra(plan.entries, inherited, extra);
+      const entries = extra || inherited ? mergeExtra(plan.entries, inherited, extra) : plan.entries;
       const hooks = plan.hooks && ctx.nonlocals.debug !== false ? plan.hooks : null;
-      if (hooks?.next.length) manager.chain.nextHooks = hooks.next;
-      running = hooks?.invoke.length ? manager.chain.wrap(hooks.invoke, () => manager.chain.start(), { trigger: '$invoke', args: ctx.args }) : manager.next();
+      if (entries.length === 0 && !hooks?.invoke.length) return settleLeaf(manager, manager.startLeaf());
+      const chain = manager.chain;
+      chain.entries = entries;
+      if (hooks?.next.length) chain.nextHooks = hooks.next;
+      running = hooks?.invoke.length ? chain.wrap(hooks.invoke, () => chain.start(), { trigger: '$invoke', args: ctx.args }) : manager.next();
     } catch (err) {
       try {
         return Promise.reject(failed(ctx, manager, err));
@@ -210,14 +212,9 @@ export class Kernel {
       }
     }
     return running.then(
-      () => {
-        if (manager.isAborted()) throw failed(ctx, manager, new AbortError(manager.effectiveAbortReason()));
-        const result = ctx.locals.result;
-        manager.dispose();
-        return result;
-      },
+      () => settled(manager),
       (err: unknown) => {
-        throw failed(ctx, manager, err);
+        throw failed(manager.ctx, manager, err);
       },
     );
   }
@@ -255,6 +252,28 @@ export class Kernel {
       return this.start(served, tool, info.args, seed, served, true);
     });
   }
+}
+
+/** A pipeline that ran to its end: refused if a context on the way up was, else its result; the manager disposed. */
+function settled(manager: Manager): unknown {
+  const ctx = manager.ctx;
+  if (manager.isAborted()) throw failed(ctx, manager, new AbortError(manager.effectiveAbortReason()));
+  const result = ctx.locals.result;
+  manager.dispose();
+  return result;
+}
+
+/** A leaf pipeline's end (execute): its function's value, if any, is the result — then as `settled`. */
+function settleLeaf(manager: Manager, value: unknown): Promise<unknown> {
+  return Promise.resolve(value).then(
+    (v: unknown) => {
+      if (v !== undefined) manager.ctx.locals.result = v;
+      return settled(manager);
+    },
+    (err: unknown) => {
+      throw failed(manager.ctx, manager, manager.leafThrew(err));
+    },
+  );
 }
 
 /** A failed invocation: its error on `locals.error` (the first one only), the manager disposed. */
