@@ -17,7 +17,7 @@ import {
   type JsonObject,
   kernelOf,
 } from 'agent-apps';
-import { AgentCode, AgentTrace, ApprovalState, LimitCounter, Returns, agentPolicy, findProvider, providerError, readLimits, realPath, subAgentConfig, subAgentWithin, systemPrompt, userMessage } from 'agent-apps/agent';
+import { AgentCode, AgentTrace, ApprovalState, LimitCounter, Returns, agentPolicy, findProvider, providerError, readLimits, realPath, runJournalOf, subAgentConfig, subAgentWithin, systemPrompt, userMessage } from 'agent-apps/agent';
 
 export const frontmatter = {
   name: 'agent',
@@ -99,7 +99,7 @@ export default async function agent(ctx: Context, args: AgentSkillArgs) {
   const trace = new AgentTrace({ ctx, served, topic, skillName, display, model: config });
   // The run's journal (docs/runs.md): this agent's model responses and its code's host calls,
   // played back from the journal of the run it resumes.
-  const journal = ctx.globals.internals.journal?.agent(ctx, display);
+  const journal = runJournalOf(ctx)?.agent(ctx, display);
 
   // ── discovery: what this agent's code may do (src/agent/bridge.ts) ─────────────────────────
   // A sub-agent's effective model config is this one without `record` (the caller's recording is

@@ -184,6 +184,8 @@ export function createBridge(o: BridgeOptions): HostCall {
 /** Runs a journaled call: its call-start, the call, its call-end (the result as the code gets it, or the error). */
 async function journaled(call: NonNullable<ReturnType<AgentJournal['call']>>, run: () => Promise<unknown>): Promise<unknown> {
   call.start();
+  // A journal kept elsewhere (a worker's, in NATS KV): the tool runs once its call-start is kept.
+  await call.agent.run.durable();
   let result: unknown;
   try {
     result = jsonSafe(await run());

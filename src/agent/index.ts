@@ -17,7 +17,7 @@ export { AgentCode, prestartSandbox } from './code.ts';
 export { ApprovalState } from '../policy/approval.ts';
 export { createBridge, jsonSafe, scrub, subAgentConfig, subAgentWithin, DEFAULT_HOST_MB, type AgentPolicy } from './bridge.ts';
 export { realPath } from '../kernel/allowed-tools.ts';
-export { RunJournal, AgentJournal, type JournalTurn } from './journal.ts';
+export { RunJournal, AgentJournal, runJournalOf, withRunJournal, type JournalTurn } from './journal.ts';
 
 /** A fresh isolated-vm sandbox for agent code (docs/agents.md); isolated-vm loads on first use. */
 export async function createSandbox(opts: SandboxOptions): Promise<Sandbox> {

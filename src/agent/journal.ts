@@ -141,10 +141,36 @@ export function callText(tool: string, args: unknown): string {
 export interface RunJournalOptions {
   /** Writes one line to the run file, synchronously (the CLI: its logger, whose jsonl reporter writes it). */
   write(line: LogInput): void;
-  /** The run this one resumes: its id and its journal. */
-  resume?: { from: string; journal: Journal };
+  /**
+   * Resolves once every line written so far is kept (a worker's journal in NATS KV, docs/scale.md):
+   * a call's tool runs only after its call-start is. Without it, `write` keeps each line at once.
+   */
+  flush?(): Promise<void>;
+  /** The run this one resumes: its id and its journal; `name`, how messages name it (`run 1a2b3c4d` by default). */
+  resume?: { from: string; journal: Journal; name?: string };
   /** `--rerun-unverified`: unverified calls run again without asking. */
   rerunUnverified?: boolean;
+  /** What an E_RESUME for an unverified call of `tool` says to do (the CLI's: --rerun-unverified, or idempotent: true). */
+  unverifiedHelp?(tool: string): string;
+}
+
+/**
+ * Where the journal of one request rides on the nonlocals of the invocation it starts (the NATS
+ * worker, docs/scale.md): inherited by every context under it, never serialized. It wins over
+ * `globals.internals.journal`, which is the CLI's one run.
+ */
+const RUN_JOURNAL: unique symbol = Symbol.for('agent-apps.journal') as never;
+
+/** `nonlocals` with `journal` as the journal of the invocation they seed. */
+export function withRunJournal<T extends object>(nonlocals: T, journal: RunJournal): T {
+  (nonlocals as Record<symbol, unknown>)[RUN_JOURNAL] = journal;
+  return nonlocals;
+}
+
+/** The journal `ctx` runs under: its request's (withRunJournal), else the CLI run's, else none. */
+export function runJournalOf(ctx: Context): RunJournal | undefined {
+  const own = (ctx.nonlocals as Record<symbol, unknown>)[RUN_JOURNAL];
+  return own instanceof RunJournal ? own : ctx.globals.internals.journal;
 }
 
 /**
@@ -157,12 +183,16 @@ export class RunJournal {
   /** The error the run ends on, once resuming it cannot go on (E_RESUME): every agent stops with it. */
   fatal: AgentAppsError | undefined;
   readonly #write: RunJournalOptions['write'];
+  readonly #flush: RunJournalOptions['flush'];
+  readonly #help: RunJournalOptions['unverifiedHelp'];
   #roots = 0;
   readonly #nested = new Map<string, number>();
   readonly #stops = new Set<(err: AgentAppsError) => void>();
 
   constructor(o: RunJournalOptions) {
     this.#write = o.write;
+    this.#flush = o.flush;
+    this.#help = o.unverifiedHelp;
     this.resume = o.resume;
     this.rerunUnverified = o.rerunUnverified === true;
   }
@@ -170,6 +200,16 @@ export class RunJournal {
   /** One line; `text` is what `tail` shows of it — a model-turn's own `text` is the model's, and stays. */
   write(line: JournalLine, text?: string): void {
     this.#write(text === undefined || line.type === 'model-turn' ? { ...line, tag: JOURNAL_TAG, level: 'debug', record: true } : { ...line, tag: JOURNAL_TAG, level: 'debug', record: true, text });
+  }
+
+  /** Resolves once every line written so far is kept (at once for a run file, written synchronously). */
+  durable(): Promise<void> | undefined {
+    return this.#flush?.();
+  }
+
+  /** What an E_RESUME for an unverified call of `tool` says to do. */
+  unverifiedHelp(tool: string): string {
+    return this.#help ? this.#help(tool) : `pass --rerun-unverified to run it again, or give '${tool}' idempotent: true in its metadata if running it twice is harmless`;
   }
 
   /** The journal of an agent the run starts now: `ctx` is the agent skill's context. */
@@ -199,7 +239,7 @@ export class RunJournal {
 
   /** `run ID` of the run being resumed, for messages. */
   get from(): string {
-    return this.resume ? `run ${this.resume.from.slice(0, 8)}` : 'this run';
+    return this.resume ? (this.resume.name ?? `run ${this.resume.from.slice(0, 8)}`) : 'this run';
   }
 }
 
@@ -362,7 +402,7 @@ export class JournalCall {
       ]);
     } catch (err) {
       if ((err as { code?: unknown })?.code !== 'E_NOT_INTERACTIVE') throw err;
-      throw this.fail(`${what} (call ${this.key} of ${run.from}) started and left no result: it may have run already, so it is not run again — pass --rerun-unverified to run it again, or give '${this.tool}' idempotent: true in its metadata if running it twice is harmless`);
+      throw this.fail(`${what} (call ${this.key} of ${run.from}) started and left no result: it may have run already, so it is not run again — ${run.unverifiedHelp(this.tool)}`);
     }
     if (answer !== 'rerun') throw this.fail(`${what} (call ${this.key} of ${run.from}) started and left no result, and was not run again (the answer was no)`);
     this.#rerun = 'asked';

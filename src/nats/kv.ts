@@ -1,22 +1,31 @@
 /**
  * What several `agent-apps serve` processes on one NATS namespace share (docs/scale.md, "Several
- * serve processes"): two JetStream key-value buckets, made on first use.
+ * serve processes"), and what workers share (docs/runs.md, "Workers"): JetStream key-value
+ * buckets, made on first use.
  *
  *   AGENT_APPS_<NS>_SCHEDULES  one key, `schedules`: the list schedule-create writes and every
  *                              serve fires — changed by compare-and-set, watched for changes
  *   AGENT_APPS_<NS>_CLAIMS     who handles what: a key per schedule fire and per webhook delivery,
  *                              taken with `create` (which succeeds for one caller only); entries
  *                              expire after a day (the bucket's max age), as a sender's retries do
+ *   AGENT_APPS_<NS>_JOURNALS   the journal of each request a worker runs, keys under the
+ *                              request's id (src/surfaces/worker/journal-store.ts); deleted once
+ *                              its result is published, else expired after a week
  *
  * Loaded only through `import()` from a process configured for NATS, like nats.ts.
  */
 import { JetStreamApiError } from '@nats-io/jetstream';
 import { Kvm, KvWatchInclude, type KV } from '@nats-io/kv';
 import { AgentAppsError } from '../core/errors.ts';
-import { errorText, retrying, type Nats } from './nats.ts';
+import { errorText, retrying, type BucketKind, type Nats } from './nats.ts';
 
 /** How long a claim is kept: past it, a key may be taken again. */
 export const CLAIM_TTL_MS = 24 * 3_600_000;
+/**
+ * How long a worker's request journal is kept (src/surfaces/worker/journal-store.ts) when its worker could not delete
+ * it: past it, a request redelivered still later runs from scratch.
+ */
+export const JOURNAL_TTL_MS = 7 * 24 * 3_600_000;
 
 // JetStream's "wrong last sequence" answers: someone else wrote the key first.
 const CONFLICT = new Set([10071, 10164]);
@@ -25,14 +34,14 @@ const isConflict = (err: unknown) => err instanceof JetStreamApiError && CONFLIC
 const buckets = new WeakMap<Nats, Map<string, Promise<KV>>>();
 
 /** The bucket `AGENT_APPS_<NS>_<KIND>`, made if it does not exist (once per connection). */
-export function bucket(nats: Nats, kind: 'schedules' | 'claims'): Promise<KV> {
+export function bucket(nats: Nats, kind: BucketKind): Promise<KV> {
   let made = buckets.get(nats);
   if (!made) buckets.set(nats, (made = new Map()));
   let p = made.get(kind);
   if (!p) {
     const name = nats.names.bucket(kind);
     const kvm = new Kvm(nats.js);
-    p = retrying(() => kvm.create(name, { history: 1, ...(kind === 'claims' ? { ttl: CLAIM_TTL_MS } : {}) })).catch((err: unknown) => {
+    p = retrying(() => kvm.create(name, { history: 1, ...(kind === 'claims' ? { ttl: CLAIM_TTL_MS } : kind === 'journals' ? { ttl: JOURNAL_TTL_MS } : {}) })).catch((err: unknown) => {
       made.delete(kind);
       throw new AgentAppsError('E_EVENTS', `events: cannot open the NATS key-value bucket ${name} (${errorText(err)})`, { cause: err });
     });

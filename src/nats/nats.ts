@@ -42,12 +42,14 @@ export interface Nats {
 }
 
 export type StreamKind = 'events' | 'invoke' | 'results' | 'dead' | 'workers';
+/** The namespace's key-value buckets (kv.ts; journals: src/surfaces/worker/journal-store.ts). */
+export type BucketKind = 'schedules' | 'claims' | 'journals';
 
 export interface Names {
   prefix: string;
   stream(kind: StreamKind): string;
   /** A key-value bucket of the namespace (kv.ts): `AGENT_APPS_<NS>_<KIND>`. */
-  bucket(kind: 'schedules' | 'claims'): string;
+  bucket(kind: BucketKind): string;
   /** A durable group's own stream (a named queue or a ref handler): `AGENT_APPS_<NS>_G_<durable>`. */
   group(durable: string): string;
   /** The start of every group stream's name: what lists them. */

@@ -22,6 +22,11 @@
  *   (E_SIGNATURE), results are signed and name the request they answer, and a signed id runs once.
  * - Each invocation is aborted after `maxMs` (`--max-ms`) and answered E_TIMEOUT, so no request —
  *   an `event-wait` without a timeout included — holds a slot for ever.
+ * - A request that runs agents keeps their journal (docs/runs.md, "Workers") in the namespace's
+ *   bucket, under the request's id, as it runs (journal-store.ts): redelivered after its worker
+ *   died, it resumes from it as `runs resume` does — journaled turns and calls played back, an
+ *   unverified call run again only for an `idempotent: true` tool, else E_RESUME (a worker has
+ *   nobody to ask). The journal is deleted once the request's result is published.
  * - `drain()` (SIGTERM): no new pulls; a request that arrives after it goes straight back (nak);
  *   running ones get `drainMs` to finish, then are aborted and handed back to the queue (nak,
  *   unanswered) for another worker; then a last heartbeat marks the worker stopped.
@@ -35,6 +40,10 @@ import type { Runtime } from '../../runtime.ts';
 import { invokeUntrusted } from '../../policy/untrusted.ts';
 import { withTraceParent } from '../../core/tracing.ts';
 import { errorText, isNotFound, retrying, type Nats } from '../../nats/nats.ts';
+import { RunJournal, withRunJournal, type RunJournalOptions } from '../../agent/journal.ts';
+import { bucket } from '../../nats/kv.ts';
+import { RequestJournal } from './journal-store.ts';
+import type { KV } from '@nats-io/kv';
 import { HEARTBEAT_MS, MAX_DELIVERIES, type WorkerBeat, ensureWorkQueue, errorOf, parseRequest, type InvokeRequest, type InvokeResult } from '../../nats/work-queue.ts';
 
 export interface WorkerOptions {
@@ -80,6 +89,7 @@ export class Worker {
   #startedAt = Date.now();
   #beat: ReturnType<typeof setInterval> | undefined;
   #inflight = new Set<Running>();
+  #journals: Promise<KV | undefined> | undefined;
 
   constructor(runtime: Runtime, nats: Nats, opts: WorkerOptions) {
     this.#runtime = runtime;
@@ -190,6 +200,7 @@ export class Worker {
     }
     // It ran before (its worker died before the ack), or — signed — it is a replay: one result per id.
     if ((deliveries > 1 || signer) && (await this.#answered(request))) {
+      if (deliveries > 1) await this.#dropJournal(request, deliveries);
       m.ack();
       return;
     }
@@ -199,6 +210,7 @@ export class Worker {
       await retrying(() => this.#nats.js.publish(dead, JSON.stringify({ ...request, queue, deliveries: deliveries - 1, reason, ts: Date.now() })));
       await this.#publish(request, this.#answer(request.id, { code: 'E_DEAD_LETTER', message: `remote ${request.skill}: ${reason}; moved to ${dead}` }));
       this.#opts.log('error', `worker: request ${request.id} (${request.skill}) ${reason} — moved to ${dead}`);
+      await this.#dropJournal(request, deliveries);
       m.term();
       return;
     }
@@ -221,8 +233,11 @@ export class Worker {
       attributes: { 'messaging.system': 'nats', 'messaging.operation.type': 'process', 'messaging.destination.name': names.invoke(queue), 'messaging.message.id': request.id, 'agent_apps.skill': request.skill, 'agent_apps.queue': queue, 'agent_apps.worker': this.id },
     });
     let failure: unknown;
+    let store: RequestJournal | undefined;
     try {
-      result = { id: request.id, ok: true, result: await this.#run(request, run.controller.signal, span?.traceparent) };
+      const kept = await this.#journalOf(request, deliveries, run.controller.signal);
+      store = kept?.store;
+      result = { id: request.id, ok: true, result: await this.#run(request, run.controller.signal, span?.traceparent, kept?.journal) };
       this.#done++;
     } catch (err) {
       failure = err;
@@ -244,7 +259,61 @@ export class Worker {
     result.worker = this.id;
     result.durationMs = Date.now() - started;
     await this.#publish(request, result);
+    // Answered: its journal is not needed any more (one left behind expires with the bucket's max age).
+    if (store) await store.drop().catch((err: unknown) => this.#opts.log('warn', `worker: request ${request.id}: cannot delete its journal from ${store!.bucket} (${errorText(err)}); it expires in a week`));
     m.ack();
+  }
+
+  /** The namespace's journal bucket, opened once; without it (no key-value rights) requests run unjournaled, as before. */
+  #bucket(): Promise<KV | undefined> {
+    return (this.#journals ??= bucket(this.#nats, 'journals').catch((err: unknown) => {
+      this.#opts.log('warn', `worker: ${errorText(err)} — requests run without a journal: one redelivered after its worker died runs from scratch`);
+      return undefined;
+    }));
+  }
+
+  /**
+   * The request's journal (docs/runs.md, "Workers"): kept in the namespace's bucket as it runs, and
+   * on a redelivery the journal the deliveries before left, to resume from. One that is not this
+   * request's (another skill or args under its id) is deleted and the request runs from scratch;
+   * one that is not a journal is E_RESUME — what ran cannot be told.
+   */
+  async #journalOf(request: InvokeRequest, deliveries: number, signal: AbortSignal): Promise<{ store: RequestJournal; journal: RunJournal } | undefined> {
+    const kv = await this.#bucket();
+    if (!kv) return undefined;
+    const store = new RequestJournal(this.#nats, kv, request, deliveries, this.id);
+    let resume: RunJournalOptions['resume'];
+    if (deliveries > 1) {
+      const read = await store.read();
+      if (read && 'malformed' in read) {
+        await store.drop();
+        throw new AgentAppsError('E_RESUME', `remote ${request.skill}: request ${request.id} was delivered before and its journal in ${store.bucket} is not one a worker wrote (${read.malformed}): what ran cannot be told, so it is not run again — submit it again under a new id to run it from scratch`);
+      }
+      if (read && 'foreign' in read) {
+        this.#opts.log('warn', `worker: request ${request.id} (${request.skill}): the journal under its id in ${store.bucket} is not its own (${read.foreign}) — deleted; the request runs from scratch`);
+        await store.drop();
+      } else if (read) {
+        resume = { from: request.id, journal: read.journal, name: `request ${request.id}` };
+        this.#opts.log('info', `worker: request ${request.id} (${request.skill}) resumes from its journal (${read.journal.lines} lines, ${read.deliveries} earlier deliver${read.deliveries === 1 ? 'y' : 'ies'})`);
+      }
+    }
+    const journal = new RunJournal({
+      // Once the request is aborted (a drain hands it back) nothing more is kept: a call stopped by the abort stays unverified.
+      write: (line) => {
+        if (!signal.aborted) store.write(line);
+      },
+      flush: () => store.flush(),
+      ...(resume ? { resume } : {}),
+      unverifiedHelp: (tool) => `a worker has nobody to ask; give '${tool}' idempotent: true in its metadata if running it twice is harmless, or submit the request again under a new id to run it from scratch`,
+    });
+    return { store, journal };
+  }
+
+  /** Deletes what a request's deliveries journaled (it is answered), logging a failure (the bucket's max age removes it then). */
+  async #dropJournal(request: InvokeRequest, deliveries: number): Promise<void> {
+    const kv = await this.#bucket();
+    if (!kv) return;
+    await new RequestJournal(this.#nats, kv, request, deliveries, this.id).drop().catch((err: unknown) => this.#opts.log('warn', `worker: request ${request.id}: cannot delete its journal (${errorText(err)}); it expires in a week`));
   }
 
   #answer(id: string, error: InvokeResult['error']): InvokeResult {
@@ -255,9 +324,15 @@ export class Worker {
    * Runs the request through the untrusted-caller policy and the full pipeline. Settles when the
    * signal fires even if the skill does not heed it: the slot is free again, the request answered.
    */
-  async #run(request: InvokeRequest, signal: AbortSignal, traceparent: string | undefined): Promise<unknown> {
+  async #run(request: InvokeRequest, signal: AbortSignal, traceparent: string | undefined, journal: RunJournal | undefined): Promise<unknown> {
     const surface = { name: SURFACE, ...(this.#opts.allow !== undefined ? { allow: this.#opts.allow } : {}) };
-    const invocation = invokeUntrusted(this.#runtime.root, surface, request.skill, request.args, { signal, ...(traceparent ? { context: { nonlocals: withTraceParent({}, traceparent) } } : {}) });
+    // The request's own journal and trace parent ride on its nonlocals: other requests of this worker have theirs.
+    const nonlocals = withTraceParent(journal ? withRunJournal({}, journal) : {}, traceparent);
+    const invocation = invokeUntrusted(this.#runtime.root, surface, request.skill, request.args, { signal, context: { nonlocals } }).then((value) => {
+      // A resume that could not go on (E_RESUME) is the request's error, whatever its agent returned.
+      if (journal?.fatal) throw journal.fatal;
+      return value;
+    });
     invocation.catch(() => {}); // settled below, or abandoned after the abort
     let onAbort: (() => void) | undefined;
     const aborted = new Promise<never>((_, reject) => {

@@ -1,0 +1,226 @@
+// Worker requests that survive their worker (docs/runs.md, "Workers"): a real nats-server, real
+// `agent-apps worker` processes in a copy of test/fixtures/resume-ws — agent skills on the replay
+// model whose code calls `bump`, which appends to counter.txt and waits on a gate file — killed
+// with SIGKILL while a call waits on the gate (between its start and its result, after a
+// journaled call). The request is redelivered to a second worker, which resumes from the journal
+// the first kept in the namespace's KV bucket: the journaled call is not run again (counter.txt),
+// the unverified one runs again only for an idempotent tool (else E_RESUME), one result per
+// request id, and the journal is gone once the result is published. A journal that is not a
+// worker's fails the request cleanly; one that is another request's is dropped.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KV } from '@nats-io/kv';
+import { BIN, cliEnv, tempDir } from './cli-process.ts';
+import { REPO } from './helpers.ts';
+import { natsSkip, startNats, type NatsServer } from './nats-helpers.ts';
+import { connectNats, type Nats } from '../src/nats/nats.ts';
+import { bucket } from '../src/nats/kv.ts';
+import { ensureWorkQueue, type InvokeResult } from '../src/nats/work-queue.ts';
+
+const FIXTURE = path.join(REPO, 'test', 'fixtures', 'resume-ws');
+const NS = 'wr';
+
+let server: NatsServer;
+let nats: Nats;
+let journals: KV;
+const workers = new Set<ChildProcess>();
+
+interface Worker {
+  child: ChildProcess;
+  stderr(): string;
+  exited: Promise<number | null>;
+}
+
+function workspace(): string {
+  const dir = tempDir('agent-apps-worker-resume-');
+  fs.cpSync(FIXTURE, dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'skills', 'main.md'), `---\nname: main\ndescription: resume-ws on NATS.\nmetadata:\n  events:\n    backend: nats\n    url: ${server.url}\n    namespace: ${NS}\n    ackWaitMs: 1000\n---\n`);
+  return dir;
+}
+
+function startWorker(ws: string, queue: string): Worker {
+  const child = spawn(process.execPath, [BIN, 'worker', '--queue', queue, '--concurrency', '1'], { cwd: ws, env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+  workers.add(child);
+  let err = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => {
+    workers.delete(child);
+    resolve(code);
+  }));
+  return { child, stderr: () => err, exited };
+}
+
+async function stop(w: Worker): Promise<void> {
+  if (w.child.exitCode !== null) return;
+  w.child.kill('SIGTERM');
+  await w.exited;
+}
+
+async function until<T>(check: () => T | undefined | Promise<T | undefined>, what: string, ms = 60_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+const counter = (ws: string): string[] => {
+  const file = path.join(ws, 'counter.txt');
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+};
+
+/** Puts a request on `queue` as a submitter does (work-queue.ts); its id. */
+async function submit(queue: string, skill: string, args: Record<string, unknown> = {}): Promise<string> {
+  const id = `r${randomUUID().replace(/-/g, '')}`;
+  await ensureWorkQueue(nats, queue);
+  await nats.js.publish(nats.names.invoke(queue), JSON.stringify({ id, skill, args }), { msgID: id });
+  return id;
+}
+
+async function resultOf(id: string): Promise<InvokeResult | undefined> {
+  const m = await nats.jsm.streams.getMessage(nats.names.stream('results'), { last_by_subj: nats.names.result(id) }).catch(() => null);
+  return m ? m.json<InvokeResult>() : undefined;
+}
+
+async function resultsFor(id: string): Promise<number> {
+  const info = await nats.jsm.streams.info(nats.names.stream('results'), { subjects_filter: nats.names.result(id) });
+  return info.state.subjects?.[nats.names.result(id)] ?? 0;
+}
+
+/** The journal lines kept for a request, as `[key, line]` in the order they were written. */
+async function journalOf(id: string): Promise<[string, Record<string, any>][]> {
+  const out: [string, Record<string, any>][] = [];
+  for await (const e of await journals.history({ key: `${id}.>` })) if (e.operation === 'PUT') out.push([e.key, JSON.parse(e.string()) as Record<string, any>]);
+  return out;
+}
+
+/**
+ * Starts a worker on `queue`, submits `skill`, and SIGKILLs the worker once the skill's second
+ * `bump` waits on the gate: the first call is journaled, the second started and left no result.
+ */
+async function killedAtGate(ws: string, queue: string, skill: string): Promise<{ id: string; first: Worker }> {
+  const first = startWorker(ws, queue);
+  const id = await submit(queue, skill);
+  await until(() => first.stderr().includes('waiting for go') || undefined, `the first worker to reach the gate (stderr: ${first.stderr()})`);
+  first.child.kill('SIGKILL');
+  await first.exited;
+  return { id, first };
+}
+
+describe('a worker request resumes from its journal after its worker died', { skip: natsSkip }, () => {
+  before(async () => {
+    server = await startNats();
+    nats = await connectNats({ backend: 'nats', url: server.url, namespace: NS, ackWaitMs: 1000, from: 'test' });
+    await Promise.all([nats.stream('invoke'), nats.stream('results')]);
+    journals = await bucket(nats, 'journals');
+  });
+  after(async () => {
+    for (const w of workers) w.kill('SIGKILL');
+    await nats?.close();
+    await server?.stop();
+  });
+
+  test('killed mid-call: the journal is in KV under the request id; a second worker plays back the journaled call and, the tool not idempotent, answers E_RESUME naming the unverified call — one result, nothing run twice, the journal deleted', { timeout: 120_000 }, async () => {
+    const ws = workspace();
+    const { id } = await killedAtGate(ws, 'tally', 'tally');
+    assert.deepEqual(counter(ws), ['one']);
+    // What the first worker kept, as it happened: its header, then the run journal's lines.
+    const kept = await journalOf(id);
+    assert.deepEqual(kept.map(([k, l]) => [k, l.type, l.call ?? l.turn]), [
+      [`${id}.1.0`, 'journal-start', undefined],
+      [`${id}.1.1`, 'model-turn', 1],
+      [`${id}.1.2`, 'call-start', '1.1'],
+      [`${id}.1.3`, 'call-end', '1.1'],
+      [`${id}.1.4`, 'model-turn', 2],
+      [`${id}.1.5`, 'call-start', '2.1'],
+    ]);
+    assert.equal(kept[0]![1].skill, 'tally');
+    assert.equal(kept[3]![1].result, 1);
+    assert.deepEqual(kept[5]![1].args, { text: 'two', gate: 'go' });
+
+    fs.writeFileSync(path.join(ws, 'go'), '');
+    const second = startWorker(ws, 'tally');
+    try {
+      const result = await until(() => resultOf(id), 'the redelivered request to be answered');
+      assert.equal(result.ok, false);
+      assert.equal(result.error!.code, 'E_RESUME');
+      assert.match(result.error!.message, new RegExp(`^bump\\(\\{"text":"two","gate":"go"\\}\\) \\(call 2\\.1 of request ${id}\\) started and left no result: it may have run already, so it is not run again — a worker has nobody to ask; give 'bump' idempotent: true`));
+      assert.match(second.stderr(), new RegExp(`request ${id} \\(tally\\) resumes from its journal \\(5 lines, 1 earlier delivery\\)`));
+      assert.deepEqual(counter(ws), ['one'], 'the journaled call was played back, the unverified one not run again');
+      assert.equal(await resultsFor(id), 1);
+      assert.deepEqual(await journalOf(id), [], 'answered: the journal is deleted');
+      // The worker goes on: the next request runs.
+      const next = await submit('tally', 'tally-idem');
+      const done = await until(() => resultOf(next), 'the next request');
+      assert.deepEqual(done.result, { a: 2, b: 3 });
+      assert.deepEqual(await journalOf(next), []);
+    } finally {
+      await stop(second);
+    }
+  });
+
+  test('an idempotent tool: the second worker runs the unverified call again and the request completes — the journaled call ran once, one result', { timeout: 120_000 }, async () => {
+    const ws = workspace();
+    const { id } = await killedAtGate(ws, 'idem', 'tally-idem');
+    assert.deepEqual(counter(ws), ['one']);
+    fs.writeFileSync(path.join(ws, 'go'), '');
+    const second = startWorker(ws, 'idem');
+    try {
+      const result = await until(() => resultOf(id), 'the redelivered request to be answered');
+      assert.equal(result.ok, true, JSON.stringify(result.error));
+      assert.deepEqual(result.result, { a: 1, b: 2 });
+      assert.notEqual(result.worker, undefined);
+      assert.match(result.worker!, new RegExp(`-${second.child.pid}-`));
+      assert.deepEqual(counter(ws), ['one', 'two'], "'one' was played back from the journal, not run again");
+      assert.equal(await resultsFor(id), 1);
+      assert.deepEqual(await journalOf(id), []);
+    } finally {
+      await stop(second);
+    }
+  });
+
+  test('a journal that is not a worker\'s fails the request with E_RESUME and the worker goes on; one that is another request\'s is dropped and the request runs from scratch', { timeout: 120_000 }, async () => {
+    const ws = workspace();
+    const { id } = await killedAtGate(ws, 'bad', 'tally-idem');
+    // Someone with access to the bucket wrote a line that is no journal line.
+    await journals.put(`${id}.1.3`, JSON.stringify({ type: 'call-end', agent: '1', turn: 1, call: '1.1', index: 1, tool: 'bump-idem', error: 'not an object' }));
+    fs.writeFileSync(path.join(ws, 'go'), '');
+    const second = startWorker(ws, 'bad');
+    try {
+      const result = await until(() => resultOf(id), 'the redelivered request to be answered');
+      assert.equal(result.error?.code, 'E_RESUME');
+      assert.match(result.error!.message, new RegExp(`request ${id} was delivered before and its journal in AGENT_APPS_WR_JOURNALS is not one a worker wrote \\(${id}\\.1\\.3: a call's error is not \\{ code, message \\}\\)`));
+      assert.deepEqual(counter(ws), ['one'], 'nothing ran again');
+      assert.equal(await resultsFor(id), 1);
+      assert.deepEqual(await journalOf(id), []);
+    } finally {
+      await stop(second);
+    }
+
+    // Another request's journal under this id (its header names another skill): not this request's.
+    fs.rmSync(path.join(ws, 'go'));
+    const { id: other } = await killedAtGate(ws, 'bad', 'tally-idem');
+    const [[key, header]] = await journalOf(other);
+    await journals.put(key, JSON.stringify({ ...header, skill: 'tally' }));
+    fs.writeFileSync(path.join(ws, 'go'), '');
+    const third = startWorker(ws, 'bad');
+    try {
+      const result = await until(() => resultOf(other), 'the request to be answered');
+      assert.equal(result.ok, true, JSON.stringify(result.error));
+      assert.match(third.stderr(), /the journal under its id in AGENT_APPS_WR_JOURNALS is not its own \(.*is a journal of 'tally', not 'tally-idem'\) — deleted; the request runs from scratch/);
+      // From scratch: its first call ran a second time (the gate is open now).
+      assert.deepEqual(counter(ws), ['one', 'one', 'one', 'two']);
+      assert.equal(await resultsFor(other), 1);
+      assert.deepEqual(await journalOf(other), []);
+    } finally {
+      await stop(third);
+    }
+  });
+});
