@@ -1,5 +1,5 @@
 // Kernel figures (docs/events.md, "Performance"): invoke.overhead, invoke.overhead.hooked, invoke.fanout(.heap),
-// memory.growth, cli.coldstart.
+// memory.growth; cli.coldstart and cli.version (docs/cli.md, "Start-up").
 // Each is printed with a baseline measured in the same run, so the ratio holds on a noisy machine.
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
@@ -133,22 +133,33 @@ async function memoryGrowth() {
   return [{ name: 'memory.growth', value: round(after / base), unit: 'ratio', baseline: round(base / MiB), after: round(after / MiB) }];
 }
 
+/** `agent-apps run noop` in bench/ws: the start of a command that runs a skill. Baseline `node -e 0`. */
 function cliColdstart() {
+  return againstNode('cli.coldstart', ['run', 'noop']);
+}
+
+/** `agent-apps --version`: the launcher alone, the floor of every command's start. Baseline `node -e 0`. */
+function cliVersion() {
+  return againstNode('cli.version', ['--version']);
+}
+
+/** Median wall ms of `bin/agent-apps.js ...args` in bench/ws, each run alternating with `node -e 0`. */
+function againstNode(name, args) {
   const bin = path.join(here, '..', 'bin', 'agent-apps.js');
-  const time = (args, opts) => {
+  const time = (argv, opts) => {
     const t = performance.now();
-    execFileSync(process.execPath, args, { stdio: 'ignore', ...opts });
+    execFileSync(process.execPath, argv, { stdio: 'ignore', ...opts });
     return performance.now() - t;
   };
-  time([bin, 'run', 'noop'], { cwd: ws }); // warm the compile cache once, as any second run would
+  time([bin, ...args], { cwd: ws }); // warm the compile cache once, as any second run would
   const ours = [];
   const base = [];
   for (let i = 0; i < 10; i++) {
-    ours.push(time([bin, 'run', 'noop'], { cwd: ws }));
+    ours.push(time([bin, ...args], { cwd: ws }));
     base.push(time(['-e', '0']));
   }
   const value = median(ours);
-  return [{ name: 'cli.coldstart', value: round(value), unit: 'ms', baseline: round(median(base)), ratio: round(value / median(base)) }];
+  return [{ name, value: round(value), unit: 'ms', baseline: round(median(base)), ratio: round(value / median(base)) }];
 }
 
 function round(x) {
@@ -161,4 +172,5 @@ export const benchmarks = {
   'invoke.fanout': invokeFanout,
   'memory.growth': memoryGrowth,
   'cli.coldstart': cliColdstart,
+  'cli.version': cliVersion,
 };

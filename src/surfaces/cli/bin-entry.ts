@@ -1,6 +1,7 @@
-// What bin/agent-apps.js runs: the public entry (so skills' `agent-apps` imports resolve to this
-// build), then the CLI; exits with the CLI's code once stdout and stderr have drained.
-import '../../index.ts';
+// What bin/agent-apps.js runs: the CLI; exits with its code once stdout and stderr have drained.
+// The public entry (src/index.ts) is not imported here: skills' `agent-apps` resolves to the one
+// beside the runtime (src/runtime.ts), loaded when a skill imports it, and a command that runs no
+// skill (`--help`, `list`) does without it (docs/cli.md, "Start-up").
 import { main } from './main.ts';
 
 export async function run(argv: string[]): Promise<void> {

@@ -3,8 +3,9 @@
 // once an approver has (src/surfaces/serve/approvals.ts). One HTTP request per gate, held open
 // until it is settled; the run's abort withdraws it. node:http rather than fetch: fetch gives up on
 // a response that has not started within five minutes, and a person may take ten.
-import http from 'node:http';
-import https from 'node:https';
+// node:http is taken when a gate is asked, not imported: every `run` imports this module, and an
+// ES import of node:http reads all its exports, WebSocket's among them, which loads undici
+// (~30 ms of each start; docs/cli.md, "Start-up").
 import { AgentAppsError } from '../../core/errors.ts';
 import type { Answer, Asker } from '../../core/ask.ts';
 
@@ -32,7 +33,7 @@ export function serveApprovalsAsker(o: ServeApprovalsOptions): Asker {
       }
       const body = JSON.stringify({ via: o.via, question, run: o.run });
       return new Promise<Answer>((resolve, reject) => {
-        const req = (target.protocol === 'https:' ? https : http).request(
+        const req = process.getBuiltinModule(target.protocol === 'https:' ? 'node:https' : 'node:http').request(
           target,
           { method: 'POST', signal, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(o.token ? { authorization: `Bearer ${o.token}` } : {}) } },
           (res) => {
