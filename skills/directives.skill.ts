@@ -157,7 +157,8 @@ type Arguments = { all: string; list: string[] };
  */
 function agentSkillText(ctx: Context, target: Context): ((text: string) => Promise<string>) | undefined {
   const tool = servedTool(target).decl;
-  if (tool.kind !== 'skill-folder' || !tool.file) return undefined;
+  // A server's skill (kind mcp-skill, docs/mcp.md) runs like a local folder: it is one, fetched and verified.
+  if ((tool.kind !== 'skill-folder' && tool.kind !== 'mcp-skill') || !tool.file) return undefined;
   const dir = tool.skill?.dir ?? path.dirname(tool.file);
   const args = argumentsOf(target.args);
   const substitute = (text: string) =>

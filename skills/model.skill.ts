@@ -77,7 +77,7 @@ async function prestartSandbox(value: unknown, before: JsonObject | undefined): 
  */
 async function staysInFolder(ctx: Context, target: Context, config: JsonObject): Promise<void> {
   const tool = servedTool(target).decl;
-  if (tool.kind !== 'skill-folder' || !tool.file) return;
+  if ((tool.kind !== 'skill-folder' && tool.kind !== 'mcp-skill') || !tool.file) return;
   const dir = path.dirname(tool.file);
   const plan = await kernelOf(ctx).planner.plan(tool, target.locals.config.paths);
   const own = plan.cascade.sources.model?.find((s) => s.file === tool.file)?.value as JsonObject | undefined;

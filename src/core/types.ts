@@ -41,7 +41,7 @@ export interface ToolDef {
 }
 
 // `registered`: a skill skill-register made for the lifetime of the runtime (a programmatic tool, listed as such).
-export type ToolKind = 'markdown' | 'skill-folder' | 'code' | 'programmatic' | 'builtin' | 'inline' | 'mcp' | 'registered';
+export type ToolKind = 'markdown' | 'skill-folder' | 'code' | 'programmatic' | 'builtin' | 'inline' | 'mcp' | 'mcp-skill' | 'registered';
 
 /** A tool as the loader produced it: everything the orchestrator needs, resolved once. */
 export interface LoadedTool {

@@ -153,7 +153,7 @@ export function loadAnyEvalFile(file: string): Promise<{ file: EvalFile } | { pr
 }
 
 /** Kinds of skill that run as an agent from a prompt: the ones --compare-without-skill can run bare. */
-const PROMPT_KINDS = new Set<string>(['markdown', 'skill-folder']);
+const PROMPT_KINDS = new Set<string>(['markdown', 'skill-folder', 'mcp-skill']);
 
 /** Loads and checks every file, then resolves each skill in its workspace's runtime. */
 export async function planEvals(files: string[], opts: EvalOptions): Promise<{ plan: EvalPlan } | { problems: EvalProblem[] }> {

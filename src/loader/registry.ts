@@ -180,8 +180,12 @@ export class Registry {
         if (tool) return tool;
       }
       const near: string[] = [];
-      for (const source of sources) near.push(...(await source.suggestions(ref, paths)));
-      throw new ToolNotFoundError(ref, suggest(ref, [...this.names(paths), ...near]));
+      let unasked: string | undefined;
+      for (const source of sources) {
+        near.push(...(await source.suggestions(ref, paths)));
+        unasked ??= await source.unasked?.(paths);
+      }
+      throw new ToolNotFoundError(ref, suggest(ref, [...this.names(paths), ...near]), unasked);
     }
     if (ref.startsWith('inline://')) return this.fromInlineUri(ref);
     const scheme = /^([a-z][a-z0-9+.-]*):\/\//.exec(ref)?.[1];
@@ -370,8 +374,8 @@ export class Registry {
   authorities(tool: LoadedTool): IndexEntry[] {
     if (!tool.root) return [];
     let ownDir: string;
-    if (tool.kind === 'mcp') {
-      // An MCP tool runs with the cascade of the folder whose main configured its server.
+    if (tool.kind === 'mcp' || tool.kind === 'mcp-skill') {
+      // An MCP tool (or a server's skill) runs with the cascade of the folder whose main configured its server.
       // The MCP tool's own record (McpTool, src/mcp/hub.ts) carries that folder.
       const dir = (tool as LoadedTool & { mcp?: { authorityDir?: string } }).mcp?.authorityDir;
       if (!dir) return [];

@@ -31,6 +31,8 @@ export interface ToolSource {
   findBare(name: string, paths: readonly string[]): Promise<LoadedTool | undefined>;
   /** Near names for a ToolNotFoundError. */
   suggestions(name: string, paths: readonly string[]): Promise<string[]>;
+  /** Why the source could not say whether it has the name (a server it did not start), for the error. */
+  unasked?(paths: readonly string[]): Promise<string | undefined>;
   /** A ref of this source's scheme (`mcp://…`). */
   findUri(uri: string, paths: readonly string[]): Promise<LoadedTool>;
   list(paths: readonly string[], opts: SourceListOptions): Promise<SourcedSummary[]>;

@@ -28,6 +28,9 @@ import { describeServer, whereConfigured, type HttpServer, type ServerConfig } f
 import { SpawnedTransport, spawnServer, type ProcessInfo, type SpawnedServer } from './client-stdio.ts';
 import type { Asker } from '../core/ask.ts';
 import { askForm, type FormRequest } from './elicitation.ts';
+import type { Skill, SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+
+export type { Skill as McpSkillEntry } from '@modelcontextprotocol/client/ext/skills';
 
 /** A server's error text in an E_MCP_TOOL message is cut here. */
 const MAX_ERROR_TEXT = 8192;
@@ -297,6 +300,48 @@ export class Connection {
       throw new AgentAppsError('E_MCP_TOOL', `${server.name}/${tool}: ${cut(text, MAX_ERROR_TEXT)}`);
     }
     return resultValue(result);
+  }
+
+  // ── the Skills extension, host side (docs/mcp.md, "Skills from MCP servers") ──────────────
+  #skills: Promise<SkillsClient> | undefined;
+
+  /** The SDK's SkillsClient on this connection: its module loads on first use. */
+  #skillsClient(): Promise<SkillsClient> {
+    this.#skills ??= import('@modelcontextprotocol/client/ext/skills').then(({ SkillsClient }) => new SkillsClient(this.#client, { skipInvalid: true }));
+    return this.#skills;
+  }
+
+  /**
+   * The server's `skills/list`, every page, checked by the SDK: entries it refuses come back in
+   * `invalid` with the reason. A server without the extension lists none.
+   */
+  async listSkills(): Promise<{ skills: Skill[]; invalid: { uri?: string; reason: string }[]; ttlMs?: number }> {
+    const skills = await this.#skillsClient();
+    if (!skills.supported) return { skills: [], invalid: [] };
+    try {
+      const listing = await skills.list(undefined, { timeout: this.server.timeoutMs });
+      return { skills: listing.skills, invalid: listing.invalid, ...(listing.ttlMs !== undefined ? { ttlMs: listing.ttlMs } : {}) };
+    } catch (err) {
+      throw new AgentAppsError('E_MCP', `MCP server '${this.server.name}': skills/list failed — ${cut((err as Error).message, MAX_ERROR_TEXT)}`, { cause: err });
+    }
+  }
+
+  /**
+   * One file of a listed skill (`ref` relative to its folder), as the SDK's reader returns it after
+   * checking it against the entry: listed, its size and sha256 digest, and for SKILL.md its
+   * frontmatter. A file that fails a check is E_MCP naming the file and the check.
+   */
+  async readSkillFile(skill: Skill, ref: string): Promise<Uint8Array> {
+    const skills = await this.#skillsClient();
+    try {
+      const file = await skills.read(skill, ref, { timeout: this.server.timeoutMs });
+      if (!file.verified) throw new Error(`${file.uri} could not be checked against a digest`);
+      return file.bytes;
+    } catch (err) {
+      const reason = (err as { reason?: unknown }).reason;
+      const what = typeof reason === 'string' ? `failed verification (its ${reason} does not match the skill's entry)` : 'could not be read';
+      throw new AgentAppsError('E_MCP', `MCP server '${this.server.name}', skill ${JSON.stringify(skill.frontmatter.name)}: ${ref} ${what} — ${cut((err as Error).message, MAX_ERROR_TEXT)}; nothing of the skill is used`, { cause: err });
+    }
   }
 
   async close(): Promise<void> {

@@ -25,6 +25,8 @@ import type { IndexEntry, RootIndex } from '../loader/scan.ts';
 import type { SourceProcess, ToolSource } from '../loader/tool-source.ts';
 import { bareName, fingerprint, normaliseName, parseMcpKey, parseServer, parseToolUri, readMcpJson, servesThisWorkspace, toolUri, whereConfigured, type BrokenServer, type ParseContext, type ServerConfig } from './config.ts';
 import type { CallHooks, Connection } from './client.ts';
+import { checkAgentSkill, diagnosticText } from '../loader/agent-skills.ts';
+import { cacheDir, checkEntry, materialise, type CheckedEntry } from './skills.ts';
 import type { WorkspaceTrust } from '../policy/workspace-trust.ts';
 import { commandLine } from '../core/command-line.ts';
 import { askDesk, runDesk } from '../kernel/asking.ts';
@@ -55,8 +57,15 @@ export type McpTool = LoadedTool & {
   mcp: { server: string; tool: string; authorityDir?: string };
 };
 
-/** A listing entry for an MCP tool: `shadowedBy` when a skill of the same name wins. */
-export type McpSummary = ToolSummary & { shadowedBy?: string; server?: string };
+/** A skill an MCP server offers over the Skills extension, fetched and verified into its cache folder (src/mcp/skills.ts). */
+export type McpSkillTool = LoadedTool & {
+  kind: 'mcp-skill';
+  mcp: { server: string; tool: string; authorityDir?: string };
+  mcpSkill: { server: string; uri: string; digest: string };
+};
+
+/** A listing entry for an MCP tool or skill: `shadowedBy` when a skill of the same name wins. */
+export type McpSummary = ToolSummary & { shadowedBy?: string; server?: string; digest?: string };
 
 export interface McpListOptions {
   all?: boolean;
@@ -85,6 +94,10 @@ interface ServerState {
   failure?: Error;
   byBare: Map<string, McpTool>;
   byName: Map<string, McpTool>;
+  /** Its `skills/list`, checked (src/mcp/skills.ts), for the connection it came from; again after its ttlMs. */
+  skills?: { conn: Connection; until: number; value: Promise<CheckedEntry[]> };
+  /** Skills fetched and verified, by name and digest. */
+  skillTools: Map<string, Promise<McpSkillTool>>;
 }
 
 const DESCRIPTION_MAX = 4096;
@@ -258,7 +271,7 @@ export class McpHub implements ToolSource {
     const key = fingerprint(config);
     let state = this.#states.get(key);
     if (!state) {
-      state = { config, byBare: new Map(), byName: new Map() };
+      state = { config, byBare: new Map(), byName: new Map(), skillTools: new Map() };
       this.#states.set(key, state);
     }
     return state;
@@ -407,7 +420,7 @@ export class McpHub implements ToolSource {
    * it (longest prefix first), connecting to those servers alone. Undefined if none has it;
    * E_MCP if the one that could have it cannot start.
    */
-  async findBare(name: string, paths: readonly string[]): Promise<McpTool | undefined> {
+  async findBare(name: string, paths: readonly string[]): Promise<McpTool | McpSkillTool | undefined> {
     const { servers, broken } = await this.servers(paths);
     const candidates = servers.filter((s) => name.startsWith(s.prefix + '-')).sort((a, b) => b.prefix.length - a.prefix.length);
     let failure: unknown;
@@ -420,6 +433,9 @@ export class McpHub implements ToolSource {
         failure ??= err;
       }
     }
+    // A skill a server offers over the Skills extension goes by its own name.
+    const skill = await this.findSkill(name, paths);
+    if (skill) return skill;
     if (failure) throw failure;
     // The server that would hold it has a malformed entry: that is the error, not an unknown name.
     const bad = broken.filter((b) => b.prefix && name.startsWith(b.prefix + '-')).sort((a, b) => b.prefix.length - a.prefix.length)[0];
@@ -436,6 +452,16 @@ export class McpHub implements ToolSource {
       if (state) names.push(...state.byBare.keys());
     }
     return suggest(name, names);
+  }
+
+  /** The servers a look-up did not start because the workspace is not trusted: they may offer the name (as a skill). */
+  async unasked(paths: readonly string[]): Promise<string | undefined> {
+    const trust = this.#opts.trust;
+    if (!trust) return undefined;
+    const { servers } = await this.servers(paths);
+    const skipped = servers.filter((s) => s.transport === 'stdio' && trust.needsTrust(s.source.file));
+    if (!skipped.length || (await trust.isTrusted())) return undefined;
+    return `not asked: MCP server${skipped.length > 1 ? 's' : ''} ${skipped.map((s) => `'${s.name}'`).join(', ')}, which the untrusted workspace configures and which may offer it — 'agent-apps trust' shows what ${skipped.length > 1 ? 'they' : 'it'} would run and trusts it`;
   }
 
   /** `mcp://SERVER/TOOL`: the server by its configured name, the tool by its own name. */
@@ -511,7 +537,123 @@ export class McpHub implements ToolSource {
         out.push(summary(tool));
       }
     }
+    // The servers' skills (Skills extension): a local skill, a tool or an earlier server's skill of the same name wins.
+    const held = new Map<string, string>();
+    for (const r of results) if ('state' in r && r.state) for (const [name, tool] of r.state.byBare) held.set(name, tool.uri ?? name);
+    for (const r of results) {
+      if (!('state' in r) || !r.state) continue;
+      let entries: CheckedEntry[];
+      try {
+        entries = await this.#skillEntries(r.config);
+      } catch (err) {
+        out.push({ name: r.config.name, kind: 'mcp-skill', origin: toolUri(r.config.name, '').slice(0, -1), visibility: 'public', error: (err as Error).message, server: r.config.name });
+        continue;
+      }
+      for (const e of entries) {
+        if (only && !only(e.name)) continue;
+        const s: McpSummary = { name: e.name, kind: 'mcp-skill', origin: e.entry.uri, visibility: e.entry.frontmatter['disable-model-invocation'] === true ? 'hidden' : 'public', server: r.config.name };
+        if (typeof e.entry.frontmatter.description === 'string') s.description = printable(e.entry.frontmatter.description).slice(0, DESCRIPTION_MAX);
+        if ('problem' in e) s.error = `MCP server '${r.config.name}' offers skill ${JSON.stringify(e.name)}, which cannot run: ${e.problem}`;
+        else s.digest = e.digest;
+        const shadowedBy = opts.taken?.(e.name) ?? held.get(e.name);
+        if (shadowedBy !== undefined) {
+          if (only) continue;
+          out.push({ ...s, shadowedBy: shadowedBy ?? '(builtin)' });
+          continue;
+        }
+        if (!('problem' in e)) held.set(e.name, e.entry.uri);
+        out.push(s);
+      }
+    }
     return out;
+  }
+
+  // ── skills (the Skills extension, host side: docs/mcp.md, "Skills from MCP servers") ──────
+
+  /** The server's skills/list, checked, cached for the connection (and its ttlMs, when the server gives one). */
+  async #skillEntries(config: ServerConfig): Promise<CheckedEntry[]> {
+    const state = await this.#tools(config);
+    const conn = state.conn!;
+    const now = Date.now();
+    if (!state.skills || state.skills.conn !== conn || state.skills.until < now) {
+      const value = conn.listSkills().then(({ skills, invalid, ttlMs }) => {
+        for (const bad of invalid) this.#opts.log?.({ type: 'warn', tag: 'mcp', level: 'warn', server: config.name, text: `MCP server '${config.name}' lists a skill entry the Skills extension refuses${bad.uri ? ` (${printable(bad.uri)})` : ''}: ${printable(bad.reason)} — left out` });
+        if (ttlMs !== undefined && state.skills?.value === value) state.skills.until = Date.now() + ttlMs;
+        return skills.map(checkEntry);
+      });
+      state.skills = { conn, until: Number.POSITIVE_INFINITY, value };
+      value.catch(() => {
+        if (state.skills?.value === value) state.skills = undefined;
+      });
+    }
+    return state.skills.value;
+  }
+
+  /**
+   * A skill of this name that a configured server offers, fetched and verified; undefined if none
+   * does. Servers are asked in configuration order; a stdio server of an untrusted workspace is
+   * not started for a look-up, and one that cannot start is passed over.
+   */
+  async findSkill(name: string, paths: readonly string[]): Promise<McpSkillTool | undefined> {
+    const { servers } = await this.servers(paths);
+    const trust = this.#opts.trust;
+    for (const config of servers) {
+      if (config.transport === 'stdio' && trust?.needsTrust(config.source.file) && !(await trust.isTrusted())) continue;
+      let entries: CheckedEntry[];
+      try {
+        entries = await this.#skillEntries(config);
+      } catch {
+        continue;
+      }
+      const hit = entries.find((e) => e.name === name);
+      if (!hit) continue;
+      if ('problem' in hit) throw new AgentAppsError('E_MCP', `MCP server '${config.name}' offers skill ${JSON.stringify(name)}, which cannot run: ${hit.problem}`);
+      return this.#skillTool(config, hit);
+    }
+    return undefined;
+  }
+
+  #skillTool(config: ServerConfig, checked: Extract<CheckedEntry, { files: unknown }>): Promise<McpSkillTool> {
+    const state = this.#state(config);
+    const key = `${checked.name}\0${checked.digest}`;
+    let tool = state.skillTools.get(key);
+    if (!tool) {
+      tool = this.#fetchSkill(config, state, checked);
+      state.skillTools.set(key, tool);
+      tool.catch(() => state.skillTools.delete(key));
+    }
+    return tool;
+  }
+
+  async #fetchSkill(config: ServerConfig, state: ServerState, checked: Extract<CheckedEntry, { files: unknown }>): Promise<McpSkillTool> {
+    const conn = state.conn?.alive ? state.conn : await this.connection(config);
+    const dir = cacheDir(fingerprint(config), checked);
+    const file = await materialise(conn, checked, dir);
+    const { skill, diagnostics } = checkAgentSkill(fs.readFileSync(file, 'utf8'), file);
+    if (!skill) {
+      const e = diagnostics.find((d) => d.severity === 'error')!;
+      throw new AgentAppsError('E_MCP', `MCP server '${config.name}', skill ${JSON.stringify(checked.name)}: its SKILL.md cannot run here — ${diagnosticText(e)}`);
+    }
+    // Trust covers this exact version of the skill (docs/security.md): asked, or refused, before it is anyone's tool.
+    const spans = [...skill.body.matchAll(/!`([^`\n]+)`/g)].map((m) => m[1]!);
+    await this.#opts.trust?.requireSkill({ server: config.name, name: checked.name, digest: checked.digest, spans, ...(config.source.file ? { file: config.source.file } : {}) });
+    for (const d of diagnostics) if (d.severity === 'warning') this.#opts.log?.({ type: 'warn', tag: 'mcp', level: 'debug', server: config.name, text: `MCP server '${config.name}', skill '${checked.name}': ${diagnosticText(d)}` });
+    return {
+      name: skill.name,
+      kind: 'mcp-skill',
+      uri: 'file://' + file,
+      file,
+      ...(config.authority ? { root: config.authority.root } : {}),
+      frontmatter: skill.frontmatter,
+      prompt: skill.body,
+      decl: skill.decl,
+      metadata: skill.metadata,
+      version: ++versions,
+      diagnostics,
+      skill: skill.skill,
+      mcp: { server: config.name, tool: checked.name, authorityDir: config.authority?.dir },
+      mcpSkill: { server: config.name, uri: checked.entry.uri, digest: checked.digest },
+    };
   }
 
   /** The stdio servers configured for these paths: what the workspace trust covers (docs/security.md). */

@@ -36,7 +36,27 @@ export interface TrustRecord {
   trustedAt: string;
   /** The commands it covered, as the person saw them. */
   commands: string[];
+  /**
+   * Skills of MCP servers the workspace configures, trusted one by one (`SERVER/NAME` → the
+   * digest of every file of it): a changed digest is a new skill that asks again. Kept apart from
+   * `hash`, which only the process-starting configuration makes.
+   */
+  skills?: Record<string, { digest: string; trustedAt: string }>;
 }
+
+/** A skill of an MCP server about to run (docs/mcp.md, "Skills from MCP servers"). */
+export interface SkillSubject {
+  server: string;
+  name: string;
+  /** sha256 over every file of the skill: what the trust covers. */
+  digest: string;
+  /** Where its server is configured. */
+  file?: string;
+  /** The `!`command`` spans of its SKILL.md, shown in the question. */
+  spans: string[];
+}
+
+export const skillKey = (s: { server: string; name: string }) => `${s.server}/${s.name}`;
 
 interface TrustFile {
   version: 1;
@@ -100,10 +120,21 @@ export function describeConfig(c: ProcessConfig, workspace?: string): string {
 /** Records `workspace` as trusted for exactly `configs` (`agent-apps trust`, an answer, `init`). */
 export function trustFolder(workspace: string, configs: readonly ProcessConfig[], env: NodeJS.ProcessEnv = process.env): TrustRecord {
   const data = readTrust(env);
-  const record: TrustRecord = { hash: hashConfigs(configs), trustedAt: new Date().toISOString(), commands: configs.map((c) => describeConfig(c, workspace)) };
-  data.folders[realDir(workspace)] = record;
+  const key = realDir(workspace);
+  const skills = data.folders[key]?.skills;
+  const record: TrustRecord = { hash: hashConfigs(configs), trustedAt: new Date().toISOString(), commands: configs.map((c) => describeConfig(c, workspace)), ...(skills ? { skills } : {}) };
+  data.folders[key] = record;
   writeTrust(data, env);
   return record;
+}
+
+/** Records one MCP server's skill, at this digest, as trusted in `workspace` (the folder's process trust is left as it was). */
+export function trustSkill(workspace: string, subject: Pick<SkillSubject, 'server' | 'name' | 'digest'>, env: NodeJS.ProcessEnv = process.env): void {
+  const data = readTrust(env);
+  const key = realDir(workspace);
+  const record = (data.folders[key] ??= { hash: '', trustedAt: new Date().toISOString(), commands: [] });
+  record.skills = { ...record.skills, [skillKey(subject)]: { digest: subject.digest, trustedAt: new Date().toISOString() } };
+  writeTrust(data, env);
 }
 
 /** Forgets `workspace`'s trust; false when it had none. */
@@ -211,6 +242,56 @@ export class WorkspaceTrust {
       }
     }
     throw this.#refusal(subject);
+  }
+
+  /**
+   * Called before a skill of an MCP server runs (docs/mcp.md, "Skills from MCP servers"): one the
+   * workspace's own configuration brings needs a trust of its exact digest — asked at a terminal
+   * (listing its `!` spans), else E_UNTRUSTED_WORKSPACE. A server the person configured needs none.
+   */
+  async requireSkill(subject: SkillSubject): Promise<void> {
+    if (!this.needsTrust(subject.file) || this.trustedBy) return;
+    const key = skillKey(subject);
+    if (this.#trustedSkills.get(key) === subject.digest) return;
+    const was = readTrust(this.#env).folders[this.workspace]?.skills?.[key];
+    if (was?.digest === subject.digest) {
+      this.#trustedSkills.set(key, subject.digest);
+      return;
+    }
+    const what = `the skill '${subject.name}' of MCP server '${subject.server}' (${subject.digest.slice(0, 19)}…)`;
+    const changed = was ? `it changed since it was trusted (it was ${was.digest.slice(0, 19)}…)` : 'it is not trusted';
+    const pendingKey = `${key}\0${subject.digest}`;
+    let pending = this.#skillAsks.get(pendingKey);
+    if (!pending) {
+      const spans = subject.spans.length ? `\nIts SKILL.md would run:\n${subject.spans.map((c) => `  • ${c}`).join('\n')}` : '';
+      const question: PlainQuestion = {
+        kind: 'question',
+        text: `Trust ${what}, which the workspace ${this.workspace} configures? ${was ? 'It changed since you trusted it. ' : ''}It would run as a skill of this workspace, with its tools.${spans}\nTrust covers exactly this version; a change asks again.`,
+        choices: [
+          { value: 'no', key: 'n', label: 'do not trust it' },
+          { value: 'trust', key: 'y', label: 'trust this skill' },
+        ],
+      };
+      const asked = this.#o.ask?.(question);
+      if (!asked) throw this.#skillRefusal(what, changed);
+      pending = Promise.resolve(asked).then((answer) => {
+        if ((answer as Answer).value !== 'trust') throw this.#skillRefusal(what, 'the person declined to trust it');
+        trustSkill(this.workspace, subject, this.#env);
+        this.#trustedSkills.set(key, subject.digest);
+      });
+      this.#skillAsks.set(pendingKey, pending);
+    }
+    return pending;
+  }
+
+  #trustedSkills = new Map<string, string>();
+  #skillAsks = new Map<string, Promise<void>>();
+
+  #skillRefusal(what: string, why: string): AgentAppsError {
+    return new AgentAppsError(
+      'E_UNTRUSTED_WORKSPACE',
+      `${what} — not run: the workspace ${this.workspace} configures its server, and ${why}. Trust it with 'agent-apps trust ${this.workspace}' (which trusts the skills its servers offer now), by answering at a terminal, or pass --trust-workspace, or set ${TRUST_ENV}=1`,
+    );
   }
 
   #refusal(subject: ProcessConfig, why = 'it is not trusted'): AgentAppsError {

@@ -71,6 +71,12 @@ Examples:
     });
 }
 
+/** Where a listed skill comes from; a server's skill (kind mcp-skill) names its server before its skill:// uri. */
+function originText(s: { origin: string | null; kind: string; server?: string }, cwd: string): string {
+  const origin = shortOrigin(s.origin, cwd);
+  return s.kind === 'mcp-skill' && s.server ? `mcp://${s.server} ${origin}` : origin;
+}
+
 export function shortOrigin(origin: string | null, cwd: string): string {
   if (!origin) return '(builtin)';
   if (!origin.startsWith('file://')) return origin.length > 50 ? origin.slice(0, 47) + '…' : origin;
@@ -83,7 +89,7 @@ export function shortOrigin(origin: string | null, cwd: string): string {
 async function table(list: ToolSummary[], cwd: string, color: boolean, io: CliIO): Promise<string> {
   const paint = await painter(io.stdout, color);
   if (!list.length) return 'No skills found. Create skills/hello.md, or run `agent-apps list --all` to see the built-ins.\n';
-  const rows = list.map((s) => [s.name, s.kind, s.error ? `ERROR ${s.error}` : s.untrusted ? `UNTRUSTED ${s.untrusted}` : (s.warnings?.length ? 'WARN ' : '') + shadowNote(s, cwd) + (s.description ?? ''), shortOrigin(s.origin, cwd)]);
+  const rows = list.map((s) => [s.name, s.kind, s.error ? `ERROR ${s.error}` : s.untrusted ? `UNTRUSTED ${s.untrusted}` : (s.warnings?.length ? 'WARN ' : '') + shadowNote(s, cwd) + (s.description ?? ''), originText(s, cwd)]);
   const width = [0, 1].map((i) => Math.max(...rows.map((r) => r[i]!.length), i === 0 ? 4 : 4));
   const descWidth = Math.max(20, Math.min(60, (io.stdout.columns ?? 120) - width[0]! - width[1]! - 40));
   const fit = (s: string, n: number) => (s.length > n ? s.slice(0, n - 1) + '…' : s.padEnd(n));

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { AgentAppsError } from '../../core/errors.ts';
 import { createRuntime } from '../../runtime.ts';
-import { describeConfig, readTrust, revokeFolder, trustFile, trustFolder } from '../../policy/workspace-trust.ts';
+import { describeConfig, readTrust, revokeFolder, trustFile, trustFolder, trustSkill } from '../../policy/workspace-trust.ts';
 import { gatherProcessConfig } from '../../policy/process-config.ts';
 import { globalsOf, runtimeOptions } from '../shared/runtime-options.ts';
 import { painter } from '../shared/output.ts';
@@ -49,7 +49,8 @@ Examples:
         if (!entries.length) io.stdout.write(`no trusted folders (${trustFile()})\n`);
         for (const [folder, r] of entries) {
           io.stdout.write(`${paint.bold(folder)}  ${paint.dim(`trusted ${r.trustedAt}`)}\n`);
-          for (const line of r.commands.length ? r.commands : ['(nothing that starts a process)']) io.stdout.write(`  ${line}\n`);
+          if (r.hash || !r.skills) for (const line of r.commands.length ? r.commands : ['(nothing that starts a process)']) io.stdout.write(`  ${line}\n`);
+          for (const [key, s] of Object.entries(r.skills ?? {})) io.stdout.write(`  skill ${key} of its MCP server (${s.digest.slice(0, 19)}…)\n`);
         }
         return;
       }
@@ -66,16 +67,31 @@ Examples:
         }
         const kernel = runtime.root.globals.internals.kernel;
         const configs = await gatherProcessConfig(kernel, runtime.root.locals.config.paths, (file) => trust.needsTrust(file));
-        const record = trustFolder(trust.workspace, configs);
+        trustFolder(trust.workspace, configs);
+        // Its servers may start now: the skills they offer (docs/mcp.md, "Skills from MCP servers") are trusted as they are.
+        const skills = await serverSkills(runtime);
+        for (const s of skills) trustSkill(trust.workspace, s);
+        const record = readTrust().folders[trust.workspace]!;
         if (g.json) {
           io.stdout.write(JSON.stringify({ folder: trust.workspace, ...record }) + '\n');
           return;
         }
         io.stdout.write(`trusted ${paint.bold(trust.workspace)}`);
         if (!configs.length) io.stdout.write(' (it configures nothing that starts a process)\n');
-        else io.stdout.write(`: it may start\n${configs.map((cfg) => `  ${describeConfig(cfg, trust.workspace)}\n`).join('')}a change to any of these asks again\n`);
+        else io.stdout.write(`: it may start\n${configs.map((cfg) => `  ${describeConfig(cfg, trust.workspace)}\n`).join('')}`);
+        if (skills.length) io.stdout.write(`and run the skills its MCP servers offer:\n${skills.map((s) => `  skill ${s.name} of MCP server '${s.server}' (${s.digest.slice(0, 19)}…)\n`).join('')}`);
+        if (configs.length || skills.length) io.stdout.write('a change to any of these asks again\n');
       } finally {
         await runtime.close();
       }
     });
+}
+
+/** The skills the configured MCP servers offer now, with their digests (connecting each server). */
+async function serverSkills(runtime: Awaited<ReturnType<typeof createRuntime>>): Promise<{ server: string; name: string; digest: string }[]> {
+  const kernel = runtime.root.globals.internals.kernel;
+  const mcp = await kernel.registry.source('mcp', kernel.base.cwd);
+  if (!mcp) return [];
+  const listed = (await mcp.list(runtime.root.locals.config.paths, { all: true })) as { kind: string; name: string; server?: string; digest?: string; error?: string; shadowedBy?: string }[];
+  return listed.flatMap((s) => (s.kind === 'mcp-skill' && s.server && s.digest && !s.error ? [{ server: s.server, name: s.name, digest: s.digest }] : []));
 }
