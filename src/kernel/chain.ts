@@ -21,8 +21,12 @@ import type { ChainEntryInput, Context, LogInput } from '../core/types.ts';
 export interface ChainHost {
   /** The served context: entries with an `fn` are called with it; its `locals.result` is the result. */
   readonly ctx: Context;
-  /** Invokes an entry's tool as middleware serving this context (docs/concepts.md: middleware are skills). */
-  invokeEntry(entry: ChainEntry): Promise<unknown>;
+  /**
+   * Invokes an entry's tool as middleware serving this context (docs/concepts.md: middleware are
+   * skills). The kernel may settle `run` itself, in the last step of the entry's own pipeline
+   * (`run.settled`, see EntryRun): then the promise it returns is the entry's whole step.
+   */
+  invokeEntry(entry: ChainEntry, run: EntryRun): Promise<unknown>;
   /** Invokes a `$hook` tool serving this context (docs/events.md). */
   invokeHook(hook: HookRef, info: HookInfo): Promise<unknown>;
   /** The served tool has a function of its own. */
@@ -47,6 +51,25 @@ const thrownBy = new WeakMap<object, string>();
 export function markThrown(err: unknown, tool: string): unknown {
   if (err !== null && typeof err === 'object' && !thrownBy.has(err)) thrownBy.set(err, tool);
   return err;
+}
+
+/**
+ * A running chain entry: its frame on the chain's stack (whether it called next()), and what
+ * settles it. The chain applies the return-value rules when the entry's promise settles — in a
+ * `then` of its own, or, when the kernel marks `settled` while invoking the entry, in the one
+ * `then` that ends the entry's own pipeline (a middleware's, run as a leaf): one promise, its
+ * reaction, two closures and their context fewer per entry in flight (docs/events.md, "Performance").
+ */
+export class EntryRun implements HookFrame {
+  readonly chain: Chain;
+  readonly entry: ChainEntry;
+  calledNext = false;
+  /** The kernel calls `chain.entryDone` / `chain.entryFailed` for this run: the chain adds no `then`. */
+  settled = false;
+  constructor(chain: Chain, entry: ChainEntry) {
+    this.chain = chain;
+    this.entry = entry;
+  }
 }
 
 export class Chain {
@@ -143,22 +166,24 @@ export class Chain {
    */
   #runEntry(entry: ChainEntry): Promise<unknown> {
     const host = this.#host;
-    const frame: HookFrame = { entry, calledNext: false };
-    (this.#frames ??= []).push(frame);
+    const run = new EntryRun(this, entry);
+    (this.#frames ??= []).push(run);
     let pending: unknown;
     try {
-      pending = entry.fn ? entry.fn(host.ctx, entry.args) : host.invokeEntry(entry);
+      pending = entry.fn ? entry.fn(host.ctx, entry.args) : host.invokeEntry(entry, run);
     } catch (err) {
       // Thrown at once: handled at once, as an await in a try block would.
       try {
-        return Promise.resolve(this.#entryFailed(entry, frame, err));
+        return Promise.resolve(this.entryFailed(run, err));
       } catch (error) {
         return Promise.reject(error);
       }
     }
+    // Its pipeline's last step applies the rules below (the kernel's execute, a leaf pipeline).
+    if (run.settled) return pending as Promise<unknown>;
     return Promise.resolve(pending).then(
-      (value) => this.#entryDone(entry, frame, value),
-      (err) => this.#entryFailed(entry, frame, err),
+      (value) => this.entryDone(run, value),
+      (err) => this.entryFailed(run, err),
     );
   }
 
@@ -174,8 +199,9 @@ export class Chain {
   }
 
   /** An entry that failed: a refusal unwinds like a return; any other error goes on up. */
-  #entryFailed(entry: ChainEntry, frame: HookFrame, err: unknown): unknown {
+  entryFailed(run: EntryRun, err: unknown): unknown {
     const host = this.#host;
+    const entry = run.entry;
     try {
       if (err instanceof AbortError) {
         // Refusal unwinds like a return (docs/middleware.md): upstream post-steps run, and the pipeline
@@ -188,19 +214,20 @@ export class Chain {
       // that set the entry (docs/middleware.md: errors with a place) — not an error that only passed through it.
       throw !entry.fn && thrownBy.get(err as object) === entry.name ? withEntryPlace(err, entry) : err;
     } finally {
-      this.#drop(frame);
+      this.#drop(run);
     }
   }
 
   /** An entry that returned: its value ends the chain; returning nothing without next() short-circuits it. */
-  #entryDone(entry: ChainEntry, frame: HookFrame, value: unknown): unknown {
+  entryDone(run: EntryRun, value: unknown): unknown {
     const host = this.#host;
-    this.#drop(frame);
+    const entry = run.entry;
+    this.#drop(run);
     if (value !== undefined) {
       // A chain entry's return value is the served context's result and ends the chain.
       host.ctx.locals.result = value;
       this.finished = true;
-    } else if (!frame.calledNext && !this.finished && !host.isAborted() && this.#pos < this.#entries.length) {
+    } else if (!run.calledNext && !this.finished && !host.isAborted() && this.#pos < this.#entries.length) {
       const left = this.#entries.length - this.#pos;
       // Type and code are both the documented name for it, so it can be found either way.
       host.log({ type: 'E_PIPELINE_SHORT_CIRCUITED', tag: 'pipeline', level: 'warn', code: 'E_PIPELINE_SHORT_CIRCUITED', text: `'${entry.name}' returned without calling next(), finish() or abort(); ${left} entr${left === 1 ? 'y' : 'ies'} did not run`, entry: entry.name });

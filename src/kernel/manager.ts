@@ -4,7 +4,7 @@
 // `KernelServices` it was handed (the orchestrator), so nothing here imports upward.
 import { AgentAppsError, toError } from '../core/errors.ts';
 import { getPath, setPath } from '../core/path.ts';
-import { Chain, markThrown, type ChainHost } from './chain.ts';
+import { Chain, markThrown, type ChainHost, type EntryRun } from './chain.ts';
 import { ComposedSignal } from './signal.ts';
 import type { HookInfo } from './hooks.ts';
 import type { ChainEntry, HookRef } from './plan.ts';
@@ -20,7 +20,7 @@ export interface KernelServices {
   readonly registry: Registry;
   readonly logger: Logger;
   invoke(caller: Context, ref: string | ToolDef, args?: unknown, options?: InvokeOptions): Promise<unknown>;
-  invokeEntry(served: ContextImpl, entry: ChainEntry): Promise<unknown>;
+  invokeEntry(served: ContextImpl, entry: ChainEntry, run?: EntryRun): Promise<unknown>;
   invokeHook(served: ContextImpl, hook: HookRef, info: HookInfo): Promise<unknown>;
 }
 
@@ -89,8 +89,8 @@ export class Manager implements ContextManager, ChainHost {
 
   // ── what the chain is handed (ChainHost): methods, not closures — one manager per invocation ──
 
-  invokeEntry(entry: ChainEntry): Promise<unknown> {
-    return this.kernel.invokeEntry(this.ctx, entry);
+  invokeEntry(entry: ChainEntry, run: EntryRun): Promise<unknown> {
+    return this.kernel.invokeEntry(this.ctx, entry, run);
   }
 
   invokeHook(hook: HookRef, info: HookInfo): Promise<unknown> {

@@ -10,6 +10,7 @@ import { isPlainObject } from '../core/path.ts';
 import { DEFAULT_AFTER, DEFAULT_BEFORE, sortEntries } from './order.ts';
 import { parseAllowedTools } from './allowed-tools.ts';
 import { Planner, type ChainEntry, type HookRef, type Plan } from './plan.ts';
+import type { EntryRun } from './chain.ts';
 import type { Logger } from './log.ts';
 import type { Registry } from '../loader/registry.ts';
 import type { Context, ContextSeed, ExtraMiddleware, Globals, InvokeOptions, JsonObject, LoadedTool, LocalConfig, Locals, Nonlocals, ToolDef, ToolDescription, ToolSummary } from '../core/types.ts';
@@ -109,12 +110,16 @@ export class Kernel {
     return this.start(caller, tool, args, seed, isContext(seed?.target) ? seed!.target : undefined, false);
   }
 
-  /** A chain entry: the tool invoked with `target` set to the served context (docs/concepts.md). */
-  invokeEntry(served: ContextImpl, entry: ChainEntry): Promise<unknown> {
+  /**
+   * A chain entry: the tool invoked with `target` set to the served context (docs/concepts.md).
+   * `run`, the chain's record of the entry, is settled by the entry's own pipeline when it can
+   * be at once (execute, a leaf pipeline): only on this path, where nothing waits first.
+   */
+  invokeEntry(served: ContextImpl, entry: ChainEntry, run?: EntryRun): Promise<unknown> {
     const paths = served.locals.config.paths;
     const hit = this.registry.lookup(entry.name, paths);
     const loaded = hit === undefined ? undefined : 'decl' in hit ? hit : this.registry.loaded(hit);
-    if (loaded) return this.start(served, loaded, entry.args, undefined, served, true);
+    if (loaded) return this.start(served, loaded, entry.args, undefined, served, true, run);
     return this.resolve(entry.name, paths, served.locals.config.cwd).then((tool) => this.start(served, tool, entry.args, undefined, served, true));
   }
 
@@ -131,7 +136,7 @@ export class Kernel {
   }
 
   /** Steps 3–8 for a resolved tool. */
-  private start(parent: Context, tool: LoadedTool, rawArgs: unknown, seed: ContextSeed | undefined, target: Context | undefined, isEntry: boolean): Promise<unknown> {
+  private start(parent: Context, tool: LoadedTool, rawArgs: unknown, seed: ContextSeed | undefined, target: Context | undefined, isEntry: boolean, run?: EntryRun): Promise<unknown> {
     // Step 3: the child context. Args are frozen; the tool's own params defaults apply now.
     let args = rawArgs;
     let hasDefs = defaultsCache.get(tool);
@@ -143,8 +148,8 @@ export class Kernel {
     const nonlocals: Nonlocals = { ...parent.nonlocals };
     const locals = this.newLocals(parent, tool, args);
     // Step 4 (with the context): origin, prompt, tool declaration.
-    const run = new ContextRun(tool.uri, tool.frontmatter, { ...tool.decl, tags: tool.decl.tags }, seed?.run?.interactive === true);
-    const ctx = new ContextImpl(parent, target, args, locals, nonlocals, this.globals, run);
+    const state = new ContextRun(tool.uri, tool.frontmatter, { ...tool.decl, tags: tool.decl.tags }, seed?.run?.interactive === true);
+    const ctx = new ContextImpl(parent, target, args, locals, nonlocals, this.globals, state);
     const paths = locals.config.paths;
     const cached = this.planner.peek(tool, paths);
     const manager = new Manager(ctx, this, tool);
@@ -155,7 +160,7 @@ export class Kernel {
     // absent property when it is off.
     const traced = isEntry ? undefined : this.globals.internals.tracer?.invocation(ctx, tool);
     const running = cached
-      ? this.execute(ctx, manager, cached)
+      ? this.execute(ctx, manager, cached, run)
       : this.planner.plan(tool, paths).then((plan) => this.execute(ctx, manager, plan));
     return traced === undefined ? running : traced(running);
   }
@@ -191,7 +196,7 @@ export class Kernel {
   // `locals.error` — as a try / catch / finally would. A pipeline with no entries and no `$invoke`
   // hook — a middleware's own (the SCC rule) — runs as a leaf, without a Chain, its function's
   // value and the pipeline's end settled in one `then` (settleLeaf; docs/events.md, "Performance").
-  private execute(ctx: ContextImpl, manager: Manager, plan: Plan): Promise<unknown> {
+  private execute(ctx: ContextImpl, manager: Manager, plan: Plan, run?: EntryRun): Promise<unknown> {
     ctx.run.middleware = plan.cascade.metadata;
     const extra = ctx.locals.middleware;
     const inherited = ctx.envelope.hasOtherTarget ? undefined : ctx.nonlocals.middleware;
@@ -199,7 +204,12 @@ export class Kernel {
     try {
       const entries = extra || inherited ? mergeExtra(plan.entries, inherited, extra) : plan.entries;
       const hooks = plan.hooks && ctx.nonlocals.debug !== false ? plan.hooks : null;
-      if (entries.length === 0 && !hooks?.invoke.length) return settleLeaf(manager, manager.startLeaf());
+      if (entries.length === 0 && !hooks?.invoke.length) {
+        const value = manager.startLeaf();
+        if (run === undefined) return settleLeaf(manager, value);
+        run.settled = true;
+        return settleEntryLeaf(manager, value, run);
+      }
       const chain = manager.chain;
       chain.entries = entries;
       if (hooks?.next.length) chain.nextHooks = hooks.next;
@@ -272,6 +282,35 @@ function settleLeaf(manager: Manager, value: unknown): Promise<unknown> {
     },
     (err: unknown) => {
       throw failed(manager.ctx, manager, manager.leafThrew(err));
+    },
+  );
+}
+
+/**
+ * settleLeaf and the serving chain's step for the entry (`run`, chain.ts) in one `then`: what
+ * settleLeaf resolves to goes to `entryDone`, what it throws to `entryFailed` — as the chain's own
+ * `then` on settleLeaf's promise would, a tick later.
+ */
+function settleEntryLeaf(manager: Manager, value: unknown, run: EntryRun): Promise<unknown> {
+  return Promise.resolve(value).then(
+    (v: unknown) => {
+      let result: unknown;
+      try {
+        if (v !== undefined) manager.ctx.locals.result = v;
+        result = settled(manager);
+      } catch (err) {
+        return run.chain.entryFailed(run, err);
+      }
+      return run.chain.entryDone(run, result);
+    },
+    (err: unknown) => {
+      let error: unknown;
+      try {
+        error = failed(manager.ctx, manager, manager.leafThrew(err));
+      } catch (thrown) {
+        error = thrown;
+      }
+      return run.chain.entryFailed(run, error);
     },
   );
 }
