@@ -78,7 +78,9 @@ export class ContextOrigin implements Origin {
 }
 
 export class ContextRun implements RunState {
-  tool: ToolDecl;
+  /** The tool's declaration, shared by every invocation: `tool` copies it on first read. */
+  #decl: ToolDecl | undefined;
+  #tool: ToolDecl | undefined;
   #uri: string | null;
   /** The tool's frontmatter, shared by every invocation of it. */
   #frontmatter: Frontmatter;
@@ -88,12 +90,33 @@ export class ContextRun implements RunState {
   #middleware: JsonObject | undefined;
   #interactive: boolean;
   #source: SignalSource | undefined;
-  constructor(uri: string | null, frontmatter: Frontmatter, tool: ToolDecl, interactive: boolean) {
+  /** `decl`: the tool's declaration, shared — `run.tool` is this context's copy of it, made on first read. */
+  constructor(uri: string | null, frontmatter: Frontmatter, decl: ToolDecl, interactive: boolean) {
     this.#uri = uri;
     this.#frontmatter = frontmatter;
     this.#cascade = EMPTY;
-    this.tool = tool;
+    this.#decl = decl;
     this.#interactive = interactive;
+  }
+
+  /**
+   * Mutable (docs/concepts.md): this context's own copy of the tool's declaration (see sealShared:
+   * its schemas and tags stay shared and frozen). Copied on first read, as Hono builds its
+   * Context's fields: a middleware's own context is rarely asked for its tool, and 5 of the 6
+   * contexts of a no-op invocation in flight are middleware (docs/events.md, "Performance").
+   * Declarations are never changed in place, so the copy is what it would have been at creation.
+   */
+  get tool(): ToolDecl {
+    const decl = this.#decl;
+    if (decl !== undefined) {
+      this.#tool = { ...decl, tags: decl.tags };
+      this.#decl = undefined;
+    }
+    return this.#tool!;
+  }
+  set tool(value: ToolDecl) {
+    this.#tool = value;
+    this.#decl = undefined;
   }
 
   /** Mutable (docs/concepts.md); see ContextOrigin. Created on first read: most contexts never look. */
@@ -231,15 +254,38 @@ export class ContextLocals implements Locals {
   [key: string]: unknown;
   result: unknown = undefined;
   error: unknown = undefined;
-  config: LocalConfig;
+  #config: LocalConfig | undefined;
+  /** The runtime's base config, shared: `config` is this context's copy of it, made on first read. */
+  #base: LocalConfig | undefined;
   #caller: Locals | undefined;
   #frame: HistoryFrame | undefined;
   #history: readonly HistoryFrame[] | undefined;
-  /** `caller`: the calling context's `locals`; `frame`: this invocation's (neither for the runtime's root). */
-  constructor(caller: Locals | undefined, frame: HistoryFrame | undefined, config: LocalConfig) {
+  /**
+   * `caller`: the calling context's `locals`; `frame`: this invocation's (neither for the runtime's
+   * root); `config` taken as it is — or, with `shared`, the runtime's base, copied on first read.
+   */
+  constructor(caller: Locals | undefined, frame: HistoryFrame | undefined, config: LocalConfig, shared = false) {
     this.#caller = caller;
     this.#frame = frame;
-    this.config = config;
+    if (shared) this.#base = config;
+    else this.#config = config;
+  }
+  /**
+   * Mutable (docs/concepts.md): this context's own `{ ...base }`, made on first read (the kernel's
+   * base is never changed after the runtime starts, so it is the copy creation would have made).
+   * Most middleware contexts never read theirs (docs/events.md, "Performance").
+   */
+  get config(): LocalConfig {
+    const base = this.#base;
+    if (base !== undefined) {
+      this.#config = { ...base };
+      this.#base = undefined;
+    }
+    return this.#config!;
+  }
+  set config(value: LocalConfig) {
+    this.#config = value;
+    this.#base = undefined;
   }
   get history(): HistoryFrame[] {
     if (this.#history === undefined) {
@@ -253,7 +299,11 @@ export class ContextLocals implements Locals {
     throw new AgentAppsError('E_IMMUTABLE', "locals.history is append-only: the kernel adds each invocation's frame, and it cannot be replaced");
   }
   toJSON(): Record<string, unknown> {
-    return { ...this, history: this.history };
+    // The keys in the order they had as own fields: result, error, config, the rest, history.
+    const out: Record<string, unknown> = { result: this.result, error: this.error, config: this.config };
+    Object.assign(out, this);
+    out.history = this.history;
+    return out;
   }
 }
 

@@ -44,7 +44,7 @@ export class Kernel {
 
   /** The root context: no tool, no pipeline; every invocation of a runtime descends from it. */
   createRoot(tool: LoadedTool, nonlocals: Nonlocals = {}, signal?: AbortSignal, interactive = false): ContextImpl {
-    const ctx = new ContextImpl(null, undefined, Object.freeze({}), this.newLocals(null, tool, {}), nonlocals, this.globals, new ContextRun(tool.uri, tool.frontmatter, { ...tool.decl }, interactive));
+    const ctx = new ContextImpl(null, undefined, Object.freeze({}), this.newLocals(null, tool, {}), nonlocals, this.globals, new ContextRun(tool.uri, tool.frontmatter, tool.decl, interactive));
     const manager = new Manager(ctx, this, tool);
     manager.seedSignal = signal;
     ctx.bind(manager);
@@ -148,9 +148,10 @@ export class Kernel {
     const nonlocals: Nonlocals = { ...parent.nonlocals };
     const locals = this.newLocals(parent, tool, args);
     // Step 4 (with the context): origin, prompt, tool declaration.
-    const state = new ContextRun(tool.uri, tool.frontmatter, { ...tool.decl, tags: tool.decl.tags }, seed?.run?.interactive === true);
+    const state = new ContextRun(tool.uri, tool.frontmatter, tool.decl, seed?.run?.interactive === true);
     const ctx = new ContextImpl(parent, target, args, locals, nonlocals, this.globals, state);
-    const paths = locals.config.paths;
+    // The new context's config is the runtime's base until read (ContextLocals): its paths are the base's.
+    const paths = this.base.paths;
     const cached = this.planner.peek(tool, paths);
     const manager = new Manager(ctx, this, tool);
     ctx.bind(manager);
@@ -169,7 +170,7 @@ export class Kernel {
     // Step 5: the history frame — a child starts with its parent's stack plus its own frame. The
     // runtime's root context was not invoked, so it has none: the stack starts at the first tool.
     // Append-only (docs/concepts.md), built frozen on first read: most contexts never read theirs.
-    return new ContextLocals(parent?.locals, parent ? { tool: tool.name, args, timestamp: Date.now() } : undefined, { ...this.base });
+    return new ContextLocals(parent?.locals, parent ? { tool: tool.name, args, timestamp: Date.now() } : undefined, this.base, true);
   }
 
   private applySeed(ctx: ContextImpl, manager: Manager, seed: ContextSeed): void {
