@@ -32,6 +32,9 @@ export interface ReceivedSpan {
   attributes: Record<string, AttrValue>;
   events: { name: string; attributes: Record<string, AttrValue> }[];
   status: { code: number; message: string };
+  /** Start and end, nanoseconds since the epoch. */
+  start: bigint;
+  end: bigint;
   /** The resource's attributes (service.name …). */
   resource: Record<string, AttrValue>;
 }
@@ -74,6 +77,8 @@ export function decodeSpans(body: Buffer): ReceivedSpan[] {
           attributes: attrs(s.attributes),
           events: (s.events ?? []).map((e: any) => ({ name: e.name, attributes: attrs(e.attributes) })),
           status: { code: s.status?.code ?? 0, message: s.status?.message ?? '' },
+          start: BigInt(s.startTimeUnixNano ?? 0),
+          end: BigInt(s.endTimeUnixNano ?? 0),
           resource,
         });
       }

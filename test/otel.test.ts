@@ -107,7 +107,9 @@ describe('tracing (OTLP/HTTP)', () => {
   test('an agent skill on the replay model: invoke → invoke_agent → chat and execute_tool → the called skill, with the GenAI attributes and the run’s token counts', async () => {
     const ws = agentWorkspace();
     const from = receiver.spans.length;
+    const began = BigInt(Date.now()) * 1_000_000n;
     const r = await cli(['run', 'summarize', '--text', 'one two three'], ws, { env: { ...NO_OTEL, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'otel-test' } });
+    const ended = BigInt(Date.now()) * 1_000_000n;
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout.trim(), 'There are 3 words.');
     assert.equal(r.stderr, '', 'no warning when the collector takes the spans');
@@ -127,6 +129,12 @@ describe('tracing (OTLP/HTTP)', () => {
     childOf(call, agent);
     childOf(tool, call);
     childOf(tokenize, tool);
+    // Times on the wall clock (a second's slack between the clocks), each span inside its parent's.
+    for (const s of spans) {
+      assert.ok(s.start >= began - 1_000_000_000n && s.end <= ended + 1_000_000_000n && s.start <= s.end, `${s.name}: ${s.start}–${s.end} within the run (${began}–${ended})`);
+      const parent = spans.find((p) => p.spanId === s.parentSpanId);
+      if (parent) assert.ok(parent.start <= s.start && s.end <= parent.end, `${s.name} within ${parent.name}`);
+    }
     assert.equal(invoke.resource['service.name'], 'otel-test');
     assert.equal(invoke.attributes['agent_apps.skill'], 'summarize');
     assert.equal(agent.attributes['gen_ai.operation.name'], 'invoke_agent');

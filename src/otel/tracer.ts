@@ -1,23 +1,26 @@
 /**
- * The tracer (docs/ci.md, "Tracing") on the official OpenTelemetry SDK: spans go through a batch
- * processor to the OTLP/HTTP protobuf exporter, so the invoke path only starts and ends spans —
- * encoding and sending happen off it, a batch at a time. Loaded (dynamically, by src/runtime.ts)
- * only when tracing is on: a run without it never loads a file of OpenTelemetry.
+ * The tracer (docs/ci.md, "Tracing") on the official OpenTelemetry SDK's batch processor and
+ * OTLP/HTTP protobuf exporter: the invoke path only makes and ends spans — encoding and sending
+ * happen off it, a batch at a time. The spans themselves are ours (OtelSpan, the SDK's
+ * ReadableSpan): the SDK's tracer and span cost most of what tracing added to an invocation
+ * (docs/decisions.md, "Traces any OpenTelemetry backend can read"). Loaded (dynamically, by
+ * src/runtime.ts) only when tracing is on: a run without it never loads a file of OpenTelemetry.
  *
  * Parents come from the context tree, not from an async context: a span is kept by the context
- * it belongs to (a WeakMap), and a new one's parent is the span of its nearest traced ancestor —
- * or, at the top, the traceparent its request brought (core/tracing.ts, TRACE_PARENT). No
- * context manager is registered, and no global tracer provider: libraries that trace through
- * the global API (the Strands SDK) stay silent, so a span is never counted twice.
+ * it belongs to (on its locals, under a symbol), and a new one's parent is the span of its nearest
+ * traced ancestor — or, at the top, the traceparent its request brought (core/tracing.ts,
+ * TRACE_PARENT). No context manager is registered, and no global tracer provider: libraries that
+ * trace through the global API (the Strands SDK) stay silent, so a span is never counted twice.
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer as OtelTracer } from '@opentelemetry/api';
-import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { randomFillSync } from 'node:crypto';
+import { SpanKind, SpanStatusCode, TraceFlags, type HrTime, type Link, type SpanContext, type SpanStatus } from '@opentelemetry/api';
+import { BatchSpanProcessor, type ReadableSpan, type SpanExporter, type TimedEvent } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { detectResources, envDetector, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { redact } from '../core/redact.ts';
 import { VERSION } from '../core/version.ts';
-import { parseTraceParent, traceParentOf, type Attributes, type SpanOptions, type TraceSpan, type Tracer } from '../core/tracing.ts';
+import { parseTraceParent, traceParentOf, type AttributeValue, type Attributes, type SpanOptions, type TraceSpan, type Tracer } from '../core/tracing.ts';
 import type { Context as RunContext, LoadedTool } from '../core/types.ts';
 import type { TracingConfig } from './config.ts';
 
@@ -28,48 +31,157 @@ const MAX_CONTENT = 16_384;
 const KINDS = { internal: SpanKind.INTERNAL, server: SpanKind.SERVER, client: SpanKind.CLIENT, producer: SpanKind.PRODUCER, consumer: SpanKind.CONSUMER } as const;
 /** A tool call's id (GenAI). */
 const CALL_ID = 'gen_ai.tool.call.id';
+const UNSET: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET });
+const NOT_ENDED: HrTime = Object.freeze([0, 0]) as unknown as HrTime;
+const NO_LINKS: Link[] = Object.freeze([]) as unknown as Link[];
+const NO_EVENTS: TimedEvent[] = Object.freeze([]) as unknown as TimedEvent[];
 
-class OtelSpan implements TraceSpan {
-  readonly span: Span;
+// ── ids and times, cheaply ─────────────────────────────────────────────────────────────────
+// Random bytes drawn from the OS 4 KiB at a time and written out as hex once: an id is a slice of
+// that text, not a Buffer filled and converted per id (the SDK's RandomIdGenerator).
+const POOL_BYTES = 4096;
+const pool = Buffer.alloc(POOL_BYTES);
+let poolHex = '';
+let used = POOL_BYTES * 2;
+const ZERO_SPAN = '0'.repeat(16);
+const ZERO_TRACE = '0'.repeat(32);
+function randomHex(bytes: number): string {
+  const chars = bytes * 2;
+  for (;;) {
+    if (used + chars > poolHex.length) {
+      poolHex = randomFillSync(pool).toString('hex');
+      used = 0;
+    }
+    const id = poolHex.slice(used, (used += chars));
+    if (id !== (chars === 16 ? ZERO_SPAN : ZERO_TRACE)) return id; // all-zero ids are invalid (W3C trace context)
+  }
+}
+
+// A span keeps performance.now() readings; only one that is exported is written as OpenTelemetry's
+// [seconds, nanoseconds] since the epoch — from performance.now()'s origin, split so that adding
+// a reading keeps the nanoseconds.
+const ORIGIN_S = Math.floor(performance.timeOrigin / 1000);
+const ORIGIN_NS = Math.round((performance.timeOrigin - ORIGIN_S * 1000) * 1e6);
+function hrTime(reading: number): HrTime {
+  const ns = ORIGIN_NS + Math.round(reading * 1e6);
+  const s = Math.floor(ns / 1e9);
+  return [ORIGIN_S + s, ns - s * 1e9];
+}
+
+/** Where ended spans go: the batch processor, with the resource and scope every span of the runtime shares. */
+interface SpanSink {
+  readonly processor: BatchSpanProcessor;
+  readonly resource: Resource;
+  readonly scope: { name: string; version: string };
+}
+
+/**
+ * One span: what the runtime's parts hold (TraceSpan) and, ended, what the SDK's batch processor
+ * and OTLP exporter take (its ReadableSpan) — made here rather than by the SDK's tracer, whose
+ * span cost most of an invocation's time (docs/decisions.md, "Traces any OpenTelemetry backend
+ * can read"). A span under a parent that is not sampled is not sampled either (the SDK's default
+ * sampler, parent-based always-on) and is never exported; it still carries its context on.
+ */
+class OtelSpan implements TraceSpan, ReadableSpan {
+  name: string;
+  readonly kind: SpanKind;
+  readonly parentSpanContext: SpanContext | undefined;
+  status: SpanStatus = UNSET;
+  readonly attributes: Record<string, AttributeValue>;
+  events: TimedEvent[] = NO_EVENTS;
+  ended = false;
   /** Set on a model's tool call (`execute_tool` from the agent trace). */
   readonly callId: string | undefined;
+  readonly #context: SpanContext;
+  readonly #sink: SpanSink;
+  /** performance.now() when it started and ended (-1: not yet). */
+  readonly #start: number;
+  #end = -1;
   #traceparent: string | undefined;
-  #context: Context | undefined;
-  constructor(span: Span, callId?: string) {
-    this.span = span;
+
+  constructor(sink: SpanSink, name: string, kind: SpanKind, context: SpanContext, parent: SpanContext | undefined, attributes: Record<string, AttributeValue>, callId: string | undefined) {
+    this.#sink = sink;
+    this.name = name;
+    this.kind = kind;
+    this.#context = context;
+    this.parentSpanContext = parent;
+    this.attributes = attributes;
     this.callId = callId;
+    this.#start = performance.now();
   }
-  /** An OpenTelemetry context holding this span: its children's parent (made once, shared by them). */
-  get context(): Context {
-    return (this.#context ??= trace.setSpan(ROOT_CONTEXT, this.span));
+
+  spanContext(): SpanContext {
+    return this.#context;
   }
+  get links(): Link[] {
+    return NO_LINKS;
+  }
+  get resource(): Resource {
+    return this.#sink.resource;
+  }
+  get instrumentationScope(): { name: string; version: string } {
+    return this.#sink.scope;
+  }
+  get droppedAttributesCount(): number {
+    return 0;
+  }
+  get droppedEventsCount(): number {
+    return 0;
+  }
+  get droppedLinksCount(): number {
+    return 0;
+  }
+  get startTime(): HrTime {
+    return hrTime(this.#start);
+  }
+  get endTime(): HrTime {
+    return this.#end < 0 ? NOT_ENDED : hrTime(this.#end);
+  }
+  get duration(): HrTime {
+    if (this.#end < 0) return [-1, -1];
+    const ns = Math.round((this.#end - this.#start) * 1e6);
+    const s = Math.floor(ns / 1e9);
+    return [s, ns - s * 1e9];
+  }
+
   get traceparent(): string {
     if (this.#traceparent === undefined) {
-      const c = this.span.spanContext();
-      this.#traceparent = `00-${c.traceId}-${c.spanId}-${(c.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+      const c = this.#context;
+      this.#traceparent = `00-${c.traceId}-${c.spanId}-${c.traceFlags & TraceFlags.SAMPLED ? '01' : '00'}`;
     }
     return this.#traceparent;
   }
   set(attributes: Attributes): void {
+    if (this.ended) return;
     for (const key in attributes) {
       const v = attributes[key];
-      if (v !== undefined) this.span.setAttribute(key, v);
+      if (v !== undefined) this.attributes[key] = v;
     }
   }
+  /** One attribute (a content value, the result): as `set`, without an object for it. */
+  setOne(key: string, value: AttributeValue): void {
+    if (!this.ended) this.attributes[key] = value;
+  }
   rename(name: string): void {
-    this.span.updateName(name);
+    if (!this.ended) this.name = name;
   }
   event(name: string, attributes?: Attributes): void {
-    this.span.addEvent(name, attributes ? defined(attributes) : undefined);
+    if (this.ended) return;
+    if (this.events === NO_EVENTS) this.events = [];
+    this.events.push({ name, attributes: attributes ? defined(attributes) : {}, time: hrTime(performance.now()), droppedAttributesCount: 0 });
   }
   end(error?: unknown): void {
+    if (this.ended) return;
     if (error !== undefined) {
       const e = error as { code?: unknown; name?: unknown; message?: unknown } | null;
       const code = typeof e?.code === 'string' ? e.code : typeof e?.name === 'string' ? e.name : 'Error';
-      this.span.setStatus({ code: SpanStatusCode.ERROR, message: String(e?.message ?? error).slice(0, 1024) });
-      this.span.setAttribute(ATTR_ERROR_TYPE, code);
+      this.status = { code: SpanStatusCode.ERROR, message: String(e?.message ?? error).slice(0, 1024) };
+      this.attributes[ATTR_ERROR_TYPE] = code;
     }
-    this.span.end();
+    this.#end = performance.now();
+    this.ended = true;
+    // The batch processor leaves out a span that is not sampled itself.
+    this.#sink.processor.onEnd(this);
   }
 }
 
@@ -134,8 +246,7 @@ const SPAN = Symbol('agent-apps.span');
 
 export class OtelTracing implements Tracer {
   readonly content: boolean;
-  readonly #provider: BasicTracerProvider;
-  readonly #tracer: OtelTracer;
+  readonly #sink: SpanSink;
   readonly #exporter: WarningExporter;
 
   constructor(config: TracingConfig, warn: (text: string) => void, env: NodeJS.ProcessEnv = process.env) {
@@ -148,8 +259,8 @@ export class OtelTracing implements Tracer {
     const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'agent-apps', [ATTR_SERVICE_VERSION]: VERSION }).merge(detectResources({ detectors: [envDetector] }));
     const otlp = new OTLPTraceExporter({ ...(config.url ? { url: config.url } : {}), ...(Object.keys(headers).length ? { headers } : {}) });
     this.#exporter = new WarningExporter(otlp, url, warn);
-    this.#provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(this.#exporter)] });
-    this.#tracer = this.#provider.getTracer('agent-apps', VERSION);
+    // The SDK's batch processor (OTEL_BSP_* as it reads them) and exporter; the spans are ours (OtelSpan).
+    this.#sink = { processor: new BatchSpanProcessor(this.#exporter), resource, scope: { name: 'agent-apps', version: VERSION } };
   }
 
   invocation(ctx: RunContext, tool: LoadedTool): ((running: Promise<unknown>) => Promise<unknown>) | undefined {
@@ -159,18 +270,19 @@ export class OtelTracing implements Tracer {
     if (tool.decl.tags.includes('meta-internal') || ctx.locals.internals?.untrustedRef) return undefined;
     const parent = this.#parentOf(ctx.envelope.parent, ctx);
     const name = tool.name;
-    const attributes: Attributes = { 'agent_apps.skill': name };
     // Called by agent code, inside a model's tool call: a tool execution (GenAI), named for the skill.
     const fromAgent = parent instanceof OtelSpan && parent.callId !== undefined;
-    if (fromAgent) Object.assign(attributes, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name, 'gen_ai.tool.type': 'function', [CALL_ID]: ctx.envelope.id });
+    const attributes: Record<string, AttributeValue> = fromAgent
+      ? { 'agent_apps.skill': name, 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name, 'gen_ai.tool.type': 'function', [CALL_ID]: ctx.envelope.id }
+      : { 'agent_apps.skill': name };
     if (this.content) attributes[fromAgent ? 'gen_ai.tool.call.arguments' : 'agent_apps.args'] = contentOf(ctx.args);
-    const span = this.#start(fromAgent ? `execute_tool ${name}` : `invoke ${name}`, parent, SpanKind.INTERNAL, attributes);
+    const span = this.#start(fromAgent ? `execute_tool ${name}` : `invoke ${name}`, parent, SpanKind.INTERNAL, attributes, undefined);
     (ctx.locals as unknown as Record<symbol, unknown>)[SPAN] = span;
     const content = this.content;
     return (running) =>
       running.then(
         (value) => {
-          if (content) span.span.setAttribute(fromAgent ? 'gen_ai.tool.call.result' : 'agent_apps.result', contentOf(value));
+          if (content) span.setOne(fromAgent ? 'gen_ai.tool.call.result' : 'agent_apps.result', contentOf(value));
           span.end();
           return value;
         },
@@ -184,7 +296,8 @@ export class OtelTracing implements Tracer {
   span(name: string, options: SpanOptions = {}): TraceSpan {
     const p = options.parent;
     const parent = p === undefined || typeof p === 'string' || p instanceof OtelSpan ? p : 'envelope' in p ? this.#parentOf(p, p) : undefined;
-    const attributes = options.toolCall !== undefined ? { ...options.attributes, [CALL_ID]: options.toolCall } : (options.attributes ?? {});
+    const attributes = options.attributes ? defined(options.attributes) : {};
+    if (options.toolCall !== undefined) attributes[CALL_ID] = options.toolCall;
     return this.#start(name, parent, KINDS[options.kind ?? 'internal'], attributes, options.toolCall);
   }
 
@@ -200,7 +313,8 @@ export class OtelTracing implements Tracer {
   async shutdown(): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const sent = await Promise.race([
-      this.#provider.shutdown().then(() => true, () => false),
+      // Sends what is buffered, then shuts the exporter down.
+      this.#sink.processor.shutdown().then(() => true, () => false),
       new Promise<false>((resolve) => {
         timer = setTimeout(() => resolve(false), SHUTDOWN_MS);
         // The export's own sockets and retry timers keep the process up while it sends; this wait does not.
@@ -220,15 +334,18 @@ export class OtelTracing implements Tracer {
     return traceParentOf(request.nonlocals);
   }
 
-  #start(name: string, parent: OtelSpan | string | undefined, kind: SpanKind, attributes: Attributes, toolCall?: string): OtelSpan {
-    let context = ROOT_CONTEXT;
-    if (parent instanceof OtelSpan) context = parent.context;
+  #start(name: string, parent: OtelSpan | string | undefined, kind: SpanKind, attributes: Record<string, AttributeValue>, toolCall: string | undefined): OtelSpan {
+    let up: SpanContext | undefined;
+    if (parent instanceof OtelSpan) up = parent.spanContext();
     else if (parent !== undefined) {
       const remote = parseTraceParent(parent);
-      if (remote) context = trace.setSpanContext(ROOT_CONTEXT, { traceId: remote.traceId, spanId: remote.spanId, traceFlags: remote.flags, isRemote: true });
+      if (remote) up = { traceId: remote.traceId, spanId: remote.spanId, traceFlags: remote.flags, isRemote: true };
     }
-    // Attributes as they are: the SDK leaves out an undefined value itself.
-    return new OtelSpan(this.#tracer.startSpan(name, { kind, attributes: attributes as Record<string, string | number | boolean | string[]> }, context), toolCall);
+    // Parent-based always-on (the SDK's default sampler): a root is sampled, a child as its parent.
+    const context: SpanContext = up
+      ? { traceId: up.traceId, spanId: randomHex(8), traceFlags: up.traceFlags & TraceFlags.SAMPLED }
+      : { traceId: randomHex(16), spanId: randomHex(8), traceFlags: TraceFlags.SAMPLED };
+    return new OtelSpan(this.#sink, name, kind, context, up, attributes, toolCall);
   }
 }
 
