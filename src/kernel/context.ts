@@ -258,7 +258,10 @@ export class ContextLocals implements Locals {
   /** The runtime's base config, shared: `config` is this context's copy of it, made on first read. */
   #base: LocalConfig | undefined;
   #caller: Locals | undefined;
-  #frame: HistoryFrame | undefined;
+  /** This invocation's frame, kept as its fields until `history` is read (none for the runtime's root). */
+  #tool: string | undefined;
+  #args: unknown;
+  #timestamp: number | undefined;
   #history: readonly HistoryFrame[] | undefined;
   /**
    * `caller`: the calling context's `locals`; `frame`: this invocation's (neither for the runtime's
@@ -266,7 +269,11 @@ export class ContextLocals implements Locals {
    */
   constructor(caller: Locals | undefined, frame: HistoryFrame | undefined, config: LocalConfig, shared = false) {
     this.#caller = caller;
-    this.#frame = frame;
+    if (frame) {
+      this.#tool = frame.tool;
+      this.#args = frame.args;
+      this.#timestamp = frame.timestamp;
+    }
     if (shared) this.#base = config;
     else this.#config = config;
   }
@@ -275,6 +282,19 @@ export class ContextLocals implements Locals {
    * base is never changed after the runtime starts, so it is the copy creation would have made).
    * Most middleware contexts never read theirs (docs/events.md, "Performance").
    */
+  /**
+   * An invoked context's locals: the caller's, this invocation's frame (tool, args, now) — held as
+   * fields, the frame object made only when `history` is read (docs/events.md, "Performance") —
+   * and the runtime's base config, copied on first read.
+   */
+  static invoked(caller: Locals, tool: string, args: unknown, base: LocalConfig): ContextLocals {
+    const locals = new ContextLocals(caller, undefined, base, true);
+    locals.#tool = tool;
+    locals.#args = args;
+    locals.#timestamp = Date.now();
+    return locals;
+  }
+
   get config(): LocalConfig {
     const base = this.#base;
     if (base !== undefined) {
@@ -290,8 +310,9 @@ export class ContextLocals implements Locals {
   get history(): HistoryFrame[] {
     if (this.#history === undefined) {
       const caller = this.#caller ? freezeHistory(this.#caller.history) : NO_HISTORY;
-      this.#history = this.#frame ? Object.freeze([...caller, Object.freeze(this.#frame)]) : caller;
+      this.#history = this.#tool !== undefined ? Object.freeze([...caller, Object.freeze({ tool: this.#tool, args: this.#args, timestamp: this.#timestamp! })]) : caller;
       this.#caller = undefined;
+      this.#args = undefined;
     }
     return this.#history as HistoryFrame[];
   }

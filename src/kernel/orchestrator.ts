@@ -170,7 +170,7 @@ export class Kernel {
     // Step 5: the history frame — a child starts with its parent's stack plus its own frame. The
     // runtime's root context was not invoked, so it has none: the stack starts at the first tool.
     // Append-only (docs/concepts.md), built frozen on first read: most contexts never read theirs.
-    return new ContextLocals(parent?.locals, parent ? { tool: tool.name, args, timestamp: Date.now() } : undefined, this.base, true);
+    return parent ? ContextLocals.invoked(parent.locals, tool.name, args, this.base) : new ContextLocals(undefined, undefined, this.base, true);
   }
 
   private applySeed(ctx: ContextImpl, manager: Manager, seed: ContextSeed): void {
