@@ -94,11 +94,12 @@ async function resultsFor(id: string): Promise<number> {
   return info.state.subjects?.[nats.names.result(id)] ?? 0;
 }
 
-/** The journal lines kept for a request, as `[key, line]` in the order they were written. */
+/** The journal lines kept for a request, as `[key, line]` in the order they were written (by key: delivery, line). */
 async function journalOf(id: string): Promise<[string, Record<string, any>][]> {
   const out: [string, Record<string, any>][] = [];
   for await (const e of await journals.history({ key: `${id}.>` })) if (e.operation === 'PUT') out.push([e.key, JSON.parse(e.string()) as Record<string, any>]);
-  return out;
+  const order = (k: string) => k.split('.').slice(1).map(Number);
+  return out.sort(([a], [b]) => order(a)[0]! - order(b)[0]! || order(a)[1]! - order(b)[1]!);
 }
 
 /**
@@ -183,6 +184,33 @@ describe('a worker request resumes from its journal after its worker died', { sk
       assert.deepEqual(await journalOf(id), []);
     } finally {
       await stop(second);
+    }
+  });
+
+  test('killed again while resuming: the third worker resumes from both deliveries\' lines — the first call still played back, the re-run one re-run again (idempotent), one result', { timeout: 120_000 }, async () => {
+    const ws = workspace();
+    const { id } = await killedAtGate(ws, 'again', 'tally-idem');
+    // The second worker plays back call 1.1, runs the unverified 2.1 again — and waits at the gate: killed there too.
+    const second = startWorker(ws, 'again');
+    await until(() => second.stderr().includes('waiting for go') || undefined, `the second worker to reach the gate (stderr: ${second.stderr()})`);
+    second.child.kill('SIGKILL');
+    await second.exited;
+    const kept = await journalOf(id);
+    assert.deepEqual(kept.slice(6).map(([k, l]) => [k, l.type, l.call ?? null, l.rerun ?? null]), [
+      [`${id}.2.0`, 'journal-start', null, null],
+      [`${id}.2.1`, 'call-start', '2.1', 'idempotent'],
+    ], 'the second delivery kept only what it did itself');
+    fs.writeFileSync(path.join(ws, 'go'), '');
+    const third = startWorker(ws, 'again');
+    try {
+      const result = await until(() => resultOf(id), 'the request to be answered');
+      assert.deepEqual(result.result, { a: 1, b: 2 });
+      assert.match(third.stderr(), new RegExp(`request ${id} \\(tally-idem\\) resumes from its journal \\(6 lines, 2 earlier deliveries\\)`));
+      assert.deepEqual(counter(ws), ['one', 'two']);
+      assert.equal(await resultsFor(id), 1);
+      assert.deepEqual(await journalOf(id), []);
+    } finally {
+      await stop(third);
     }
   });
 

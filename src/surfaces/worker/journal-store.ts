@@ -15,8 +15,9 @@
  * is not this request's (an id used again): ignored and deleted, the request runs from scratch.
  * Anything else that is not a journal line — the journal cannot say what ran — is E_RESUME.
  *
- * Writes go one after another (their order is the journal's); `flush()` resolves once every line
- * written so far is stored — the worker's RunJournal waits for it before a call's tool runs.
+ * Lines are sent as they come, without waiting for one another (a line's key says where it goes);
+ * `flush()` resolves once every line written so far is stored — the worker's RunJournal waits for
+ * it before a call's tool runs.
  */
 import { createHash } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
@@ -51,7 +52,10 @@ export class RequestJournal {
   readonly #delivery: number;
   readonly #worker: string;
   #n = 0;
-  #chain: Promise<void> = Promise.resolve();
+  /** What the lines wait for: the first delivery's clean-up of what an earlier request of its id left. */
+  #ready: Promise<void> = Promise.resolve();
+  /** Writes not yet acknowledged. */
+  readonly #pending = new Set<Promise<void>>();
   #error: unknown;
 
   constructor(nats: Nats, kv: KV, request: JournaledRequest, delivery: number, worker: string) {
@@ -76,7 +80,7 @@ export class RequestJournal {
     const kept: Record<string, unknown> = {};
     for (const k of FIELDS) if (line[k] !== undefined) kept[k] = line[k];
     if (this.#n === 0) {
-      if (this.#delivery === 1) this.#then(() => this.#purge());
+      if (this.#delivery === 1) this.#ready = this.#purge();
       this.#put(0, { type: 'journal-start', request: this.#request.id, skill: this.#request.skill, args: argsDigest(this.#request.args), worker: this.#worker });
     }
     // Redacted as a run file's lines are: the journal compares a call's args as they were kept.
@@ -85,7 +89,7 @@ export class RequestJournal {
 
   /** Resolves once every line written so far is stored; rejects (E_EVENTS) when one could not be. */
   async flush(): Promise<void> {
-    await this.#chain;
+    await this.#settled();
     if (this.#error !== undefined) {
       throw new AgentAppsError('E_EVENTS', `worker: cannot keep the journal of request ${this.#request.id} in the NATS key-value bucket ${this.bucket} (${errorText(this.#error)}): the call was not made`, { cause: this.#error });
     }
@@ -139,7 +143,7 @@ export class RequestJournal {
    */
   async drop(): Promise<void> {
     if (this.#n === 0 && this.#delivery === 1) return;
-    await this.#chain;
+    await this.#settled();
     await this.#purge();
   }
 
@@ -153,14 +157,28 @@ export class RequestJournal {
     );
   }
 
+  /**
+   * Stores line `n`. Lines are sent at once, not one after the other: their keys, not the order
+   * the server stores them in, say where each goes (read() sorts by key).
+   */
   #put(n: number, value: unknown): void {
     const key = `${this.#request.id}.${this.#delivery}.${n}`;
     const body = JSON.stringify(value) ?? 'null';
-    this.#then(() => retrying(() => this.#kv.put(key, body), 10_000).then(() => undefined));
+    const write: Promise<void> = this.#ready
+      .then(() => (this.#error === undefined ? retrying(() => this.#kv.put(key, body), 10_000) : undefined))
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          this.#error ??= err;
+        },
+      )
+      .finally(() => this.#pending.delete(write));
+    this.#pending.add(write);
   }
 
-  #then(step: () => Promise<void>): void {
-    this.#chain = this.#chain.then(() => (this.#error === undefined ? step() : undefined)).catch((err: unknown) => {
+  async #settled(): Promise<void> {
+    while (this.#pending.size) await Promise.all(this.#pending);
+    await this.#ready.catch((err: unknown) => {
       this.#error ??= err;
     });
   }
