@@ -79,6 +79,8 @@ export class RequestJournal {
     if (line.tag !== JOURNAL_TAG || line.replayed === true) return;
     const kept: Record<string, unknown> = {};
     for (const k of FIELDS) if (line[k] !== undefined) kept[k] = line[k];
+    // A call line's text is what `tail` shows of it; only a model turn's is the journal's (the model's).
+    if (line.type !== 'model-turn') delete kept.text;
     if (this.#n === 0) {
       if (this.#delivery === 1) this.#ready = this.#purge();
       this.#put(0, { type: 'journal-start', request: this.#request.id, skill: this.#request.skill, args: argsDigest(this.#request.args), worker: this.#worker });
