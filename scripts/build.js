@@ -43,7 +43,7 @@ process.on('exit', () => fs.rmSync(out, { recursive: true, force: true }));
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => process.exit(1));
 fs.mkdirSync(out);
 await compile();
-builtinsWithoutFacades(out);
+rewriteImports(out, await bundleCliPackages());
 await bundleTui();
 await bundleStrands();
 await bundleRemark();
@@ -103,20 +103,22 @@ async function compile() {
 }
 
 /**
- * Rewrites the compiled modules' imports of Node's own modules (`import fs from 'node:fs'`,
- * `import { spawn } from 'node:child_process'`) as `process.getBuiltinModule` calls. An ES import
- * of a Node module builds an ES facade of it, reading every export once — node:http's WebSocket
- * getter loads undici (~30 ms), node:fs's streams and node:util's getters ~3 ms each — while
- * getBuiltinModule hands over the module itself. ~10 ms of every start (docs/cli.md, "Start-up").
- * Only whole-line imports of a default and/or named bindings are rewritten; anything else is left.
+ * Rewrites the compiled modules' imports, in one pass over out/ (docs/cli.md, "Start-up"):
+ * - of Node's own modules (`import fs from 'node:fs'`, `import { spawn } from 'node:child_process'`)
+ *   as `process.getBuiltinModule` calls. An ES import of a Node module builds an ES facade of it,
+ *   reading every export once — node:http's WebSocket getter loads undici (~30 ms), node:fs's
+ *   streams and node:util's getters ~3 ms each — while getBuiltinModule hands over the module
+ *   itself. Only whole-line imports of a default and/or named bindings are rewritten.
+ * - of the packages in `bundles` (name → bundle file) as imports of that file.
  */
-function builtinsWithoutFacades(dir) {
-  const line = /^import (?:([\w$]+)(?:, )?)?(?:\{([^}]*)\})? from (['"])(node:[\w/]+)\3;$/gm;
+function rewriteImports(dir, bundles) {
+  const builtin = /^import (?:([\w$]+)(?:, )?)?(?:\{([^}]*)\})? from (['"])(node:[\w/]+)\3;$/gm;
+  const packages = Object.keys(bundles).length ? new RegExp(`^(import [^;'"]* from )(['"])(${Object.keys(bundles).join('|')})\\2;$`, 'gm') : undefined;
   for (const file of fs.readdirSync(dir, { recursive: true })) {
     if (!String(file).endsWith('.js')) continue;
     const full = path.join(dir, file);
     const text = fs.readFileSync(full, 'utf8');
-    const rewritten = text.replace(line, (whole, def, named, _q, name) => {
+    let rewritten = text.replace(builtin, (whole, def, named, _q, name) => {
       if (!def && named === undefined) return whole;
       const get = `globalThis.process.getBuiltinModule('${name}')`;
       const bindings = named?.split(',').map((b) => b.trim()).filter(Boolean).map((b) => b.replace(/^([\w$]+) as ([\w$]+)$/, '$1: $2'));
@@ -124,8 +126,52 @@ function builtinsWithoutFacades(dir) {
       if (!def) return `const { ${bindings.join(', ')} } = ${get};`;
       return bindings?.length ? `const ${def} = ${get}, { ${bindings.join(', ')} } = ${def};` : `const ${def} = ${get};`;
     });
+    if (packages) {
+      rewritten = rewritten.replace(packages, (_whole, head, q, name) => {
+        const rel = path.relative(path.dirname(full), bundles[name]).split(path.sep).join('/');
+        return `${head}${q}${rel.startsWith('.') ? rel : './' + rel}${q};`;
+      });
+    }
     if (rewritten !== text) fs.writeFileSync(full, rewritten);
   }
+}
+
+/**
+ * The packages every command loads, each in one file of dist/bundles/, which rewriteImports points
+ * the compiled modules at: commander (7 modules, and its ES imports of node:fs, node:util … would
+ * build their facades) with node:child_process taken only when it spawns (a subcommand that is a
+ * program of its own, which ours never are: ~3 ms of every start), and picomatch (6 modules, for
+ * allowed-tools). Returns name → bundle; none without esbuild (the packages are imported as they are).
+ */
+async function bundleCliPackages() {
+  let esbuild;
+  try {
+    esbuild = await import('esbuild');
+  } catch {
+    return {}; // said once by bundleStrands
+  }
+  const bundles = { commander: path.join(out, 'bundles', 'commander.js'), picomatch: path.join(out, 'bundles', 'picomatch.js') };
+  for (const [name, outfile] of Object.entries(bundles)) {
+    await esbuild.build({
+      stdin: { contents: name === 'commander' ? "export * from 'commander';\n" : "export { default } from 'picomatch';\n", resolveDir: root, sourcefile: `${name}.js`, loader: 'js' },
+      outfile,
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node24',
+      logLevel: 'warning',
+      plugins: [
+        {
+          name: 'agent-apps-lazy-child-process',
+          setup(build) {
+            build.onResolve({ filter: /^node:child_process$/ }, () => ({ path: 'child_process', namespace: 'lazy' }));
+            build.onLoad({ filter: /.*/, namespace: 'lazy' }, () => ({ contents: "export default { spawn: (...args) => globalThis.process.getBuiltinModule('node:child_process').spawn(...args) };\n", loader: 'js' }));
+          },
+        },
+      ],
+    });
+  }
+  return bundles;
 }
 
 /**

@@ -1,6 +1,5 @@
 // Importing code skills: `.skill.ts` through Node's type stripping, `tsx` only when stripping
 // cannot run the file (enums, namespaces, parameter properties …).
-import { spawnSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { ConfigurationError } from '../core/errors.ts';
 import type { ToolDef } from '../core/types.ts';
@@ -112,7 +111,8 @@ function syntaxPlace(file: string, err: unknown): { line?: number; column?: numb
   if (!(err instanceof SyntaxError) || file === 'inline://') return {};
   const found = caretPlace(String(err.stack ?? ''), file);
   if (found.line !== undefined || file.endsWith('.ts')) return found;
-  const check = spawnSync(process.execPath, ['--check', file], { encoding: 'utf8', timeout: 5000 });
+  // node:child_process only on this path: loading it costs every start ~3 ms (docs/cli.md, "Start-up").
+  const check = process.getBuiltinModule('node:child_process').spawnSync(process.execPath, ['--check', file], { encoding: 'utf8', timeout: 5000 });
   return caretPlace(check.stderr ?? '', file);
 }
 
