@@ -2,7 +2,7 @@
 // file's tests, an environment that never sees the developer's skills, colours, NODE_OPTIONS or
 // model credentials, and a run's exit code, stdout and stderr kept apart.
 import { after } from 'node:test';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -66,4 +66,24 @@ export function cli(args: string[], cwd: string, opts: { env?: Record<string, st
     child.on('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(opts.input ?? '');
   });
+}
+
+/** A CLI process left running (`agent-apps worker`, …): its stderr so far, and its exit. */
+export interface Running {
+  child: ChildProcess;
+  stderr(): string;
+  exited: Promise<number | null>;
+}
+
+/** Starts the CLI in `cwd` and leaves it running; it is in `live` until it exits (an after() kills what is left there). */
+export function startCli(args: string[], cwd: string, live: Set<ChildProcess>): Running {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+  live.add(child);
+  let err = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => {
+    live.delete(child);
+    resolve(code);
+  }));
+  return { child, stderr: () => err, exited };
 }

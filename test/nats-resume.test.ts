@@ -9,13 +9,13 @@
 // worker's fails the request cleanly; one that is another request's is dropped.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KV } from '@nats-io/kv';
-import { BIN, cliEnv, tempDir } from './cli-process.ts';
+import { startCli, tempDir, type Running } from './cli-process.ts';
 import { REPO } from './helpers.ts';
 import { natsSkip, startNats, type NatsServer } from './nats-helpers.ts';
 import { connectNats, type Nats } from '../src/nats/nats.ts';
@@ -30,11 +30,7 @@ let nats: Nats;
 let journals: KV;
 const workers = new Set<ChildProcess>();
 
-interface Worker {
-  child: ChildProcess;
-  stderr(): string;
-  exited: Promise<number | null>;
-}
+type Worker = Running;
 
 function workspace(): string {
   const dir = tempDir('agent-apps-worker-resume-');
@@ -43,17 +39,7 @@ function workspace(): string {
   return dir;
 }
 
-function startWorker(ws: string, queue: string): Worker {
-  const child = spawn(process.execPath, [BIN, 'worker', '--queue', queue, '--concurrency', '1'], { cwd: ws, env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
-  workers.add(child);
-  let err = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => {
-    workers.delete(child);
-    resolve(code);
-  }));
-  return { child, stderr: () => err, exited };
-}
+const startWorker = (ws: string, queue: string): Worker => startCli(['worker', '--queue', queue, '--concurrency', '1'], ws, workers);
 
 async function stop(w: Worker): Promise<void> {
   if (w.child.exitCode !== null) return;
@@ -103,6 +89,18 @@ async function journalOf(id: string): Promise<[string, Record<string, any>][]> {
 }
 
 /**
+ * The request's one result, once a worker gave it — with what holds for every request here: the
+ * counter holds `counted` (no journaled call ran twice), one result for the id, the journal deleted.
+ */
+async function answered(ws: string, id: string, counted: string[]): Promise<InvokeResult> {
+  const result = await until(() => resultOf(id), `request ${id} to be answered`);
+  assert.deepEqual(counter(ws), counted, 'counter.txt: what the tool did, each call once');
+  assert.equal(await resultsFor(id), 1, 'one result for the request id');
+  assert.deepEqual(await journalOf(id), [], 'answered: its journal is deleted');
+  return result;
+}
+
+/**
  * Starts a worker on `queue`, submits `skill`, and SIGKILLs the worker once the skill's second
  * `bump` waits on the gate: the first call is journaled, the second started and left no result.
  */
@@ -149,19 +147,16 @@ describe('a worker request resumes from its journal after its worker died', { sk
     fs.writeFileSync(path.join(ws, 'go'), '');
     const second = startWorker(ws, 'tally');
     try {
-      const result = await until(() => resultOf(id), 'the redelivered request to be answered');
+      // The journaled call was played back, the unverified one not run again.
+      const result = await answered(ws, id, ['one']);
       assert.equal(result.ok, false);
       assert.equal(result.error!.code, 'E_RESUME');
       assert.match(result.error!.message, new RegExp(`^bump\\(\\{"text":"two","gate":"go"\\}\\) \\(call 2\\.1 of request ${id}\\) started and left no result: it may have run already, so it is not run again — a worker has nobody to ask; give 'bump' idempotent: true`));
       assert.match(second.stderr(), new RegExp(`request ${id} \\(tally\\) resumes from its journal \\(5 lines, 1 earlier delivery\\)`));
-      assert.deepEqual(counter(ws), ['one'], 'the journaled call was played back, the unverified one not run again');
-      assert.equal(await resultsFor(id), 1);
-      assert.deepEqual(await journalOf(id), [], 'answered: the journal is deleted');
       // The worker goes on: the next request runs.
       const next = await submit('tally', 'tally-idem');
-      const done = await until(() => resultOf(next), 'the next request');
+      const done = await answered(ws, next, ['one', 'one', 'two']);
       assert.deepEqual(done.result, { a: 2, b: 3 });
-      assert.deepEqual(await journalOf(next), []);
     } finally {
       await stop(second);
     }
@@ -174,14 +169,11 @@ describe('a worker request resumes from its journal after its worker died', { sk
     fs.writeFileSync(path.join(ws, 'go'), '');
     const second = startWorker(ws, 'idem');
     try {
-      const result = await until(() => resultOf(id), 'the redelivered request to be answered');
+      // 'one' was played back from the journal, not run again.
+      const result = await answered(ws, id, ['one', 'two']);
       assert.equal(result.ok, true, JSON.stringify(result.error));
       assert.deepEqual(result.result, { a: 1, b: 2 });
-      assert.notEqual(result.worker, undefined);
-      assert.match(result.worker!, new RegExp(`-${second.child.pid}-`));
-      assert.deepEqual(counter(ws), ['one', 'two'], "'one' was played back from the journal, not run again");
-      assert.equal(await resultsFor(id), 1);
-      assert.deepEqual(await journalOf(id), []);
+      assert.match(result.worker ?? '', new RegExp(`-${second.child.pid}-`));
     } finally {
       await stop(second);
     }
@@ -203,12 +195,9 @@ describe('a worker request resumes from its journal after its worker died', { sk
     fs.writeFileSync(path.join(ws, 'go'), '');
     const third = startWorker(ws, 'again');
     try {
-      const result = await until(() => resultOf(id), 'the request to be answered');
+      const result = await answered(ws, id, ['one', 'two']);
       assert.deepEqual(result.result, { a: 1, b: 2 });
       assert.match(third.stderr(), new RegExp(`request ${id} \\(tally-idem\\) resumes from its journal \\(6 lines, 2 earlier deliveries\\)`));
-      assert.deepEqual(counter(ws), ['one', 'two']);
-      assert.equal(await resultsFor(id), 1);
-      assert.deepEqual(await journalOf(id), []);
     } finally {
       await stop(third);
     }
@@ -222,12 +211,9 @@ describe('a worker request resumes from its journal after its worker died', { sk
     fs.writeFileSync(path.join(ws, 'go'), '');
     const second = startWorker(ws, 'bad');
     try {
-      const result = await until(() => resultOf(id), 'the redelivered request to be answered');
+      const result = await answered(ws, id, ['one']); // nothing ran again
       assert.equal(result.error?.code, 'E_RESUME');
       assert.match(result.error!.message, new RegExp(`request ${id} was delivered before and its journal in AGENT_APPS_WR_JOURNALS is not one a worker wrote \\(${id}\\.1\\.3: a call's error is not \\{ code, message \\}\\)`));
-      assert.deepEqual(counter(ws), ['one'], 'nothing ran again');
-      assert.equal(await resultsFor(id), 1);
-      assert.deepEqual(await journalOf(id), []);
     } finally {
       await stop(second);
     }
@@ -240,13 +226,10 @@ describe('a worker request resumes from its journal after its worker died', { sk
     fs.writeFileSync(path.join(ws, 'go'), '');
     const third = startWorker(ws, 'bad');
     try {
-      const result = await until(() => resultOf(other), 'the request to be answered');
+      // From scratch: its first call ran a second time (the gate is open now).
+      const result = await answered(ws, other, ['one', 'one', 'one', 'two']);
       assert.equal(result.ok, true, JSON.stringify(result.error));
       assert.match(third.stderr(), /the journal under its id in AGENT_APPS_WR_JOURNALS is not its own \(.*is a journal of 'tally', not 'tally-idem'\) — deleted; the request runs from scratch/);
-      // From scratch: its first call ran a second time (the gate is open now).
-      assert.deepEqual(counter(ws), ['one', 'one', 'one', 'two']);
-      assert.equal(await resultsFor(other), 1);
-      assert.deepEqual(await journalOf(other), []);
     } finally {
       await stop(third);
     }

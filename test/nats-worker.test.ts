@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BIN, cli, cliEnv, folder } from './cli-process.ts';
+import { cli, cliEnv, folder, startCli, type Running } from './cli-process.ts';
 import { natsSkip, startNats, type NatsServer } from './nats-helpers.ts';
 import { connectNats, type Nats } from '../src/nats/nats.ts';
 import { createRuntime } from '../src/index.ts';
@@ -48,23 +48,9 @@ let ws: string;
 let nats: Nats;
 const workers = new Set<ChildProcess>();
 
-interface Worker {
-  child: ChildProcess;
-  stderr(): string;
-  exited: Promise<number | null>;
-}
+type Worker = Running;
 
-function startWorker(args: string[] = []): Worker {
-  const child = spawn(process.execPath, [BIN, 'worker', ...args], { cwd: ws, env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  workers.add(child);
-  let err = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => {
-    workers.delete(child);
-    resolve(code);
-  }));
-  return { child, stderr: () => err, exited };
-}
+const startWorker = (args: string[] = []): Worker => startCli(['worker', ...args], ws, workers);
 
 async function until(check: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
