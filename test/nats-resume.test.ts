@@ -39,7 +39,7 @@ function workspace(): string {
   return dir;
 }
 
-const startWorker = (ws: string, queue: string): Worker => startCli(['worker', '--queue', queue, '--concurrency', '1'], ws, workers);
+const startWorker = (ws: string, queue: string, more: string[] = []): Worker => startCli(['worker', '--queue', queue, '--concurrency', '1', ...more], ws, workers);
 
 async function stop(w: Worker): Promise<void> {
   if (w.child.exitCode !== null) return;
@@ -200,6 +200,29 @@ describe('a worker request resumes from its journal after its worker died', { sk
       assert.match(third.stderr(), new RegExp(`request ${id} \\(tally-idem\\) resumes from its journal \\(6 lines, 2 earlier deliveries\\)`));
     } finally {
       await stop(third);
+    }
+  });
+
+  test('a request a drain hands back resumes on the next worker: the call the drain aborted is unverified there, not an abort played back', { timeout: 120_000 }, async () => {
+    const ws = workspace();
+    const first = startWorker(ws, 'drained', ['--drain-ms', '300']);
+    const id = await submit('drained', 'tally-idem');
+    await until(() => first.stderr().includes('waiting for go') || undefined, `the first worker to reach the gate (stderr: ${first.stderr()})`);
+    first.child.kill('SIGTERM');
+    assert.equal(await first.exited, 0);
+    assert.match(first.stderr(), /1 request\(s\) still running after 300 ms of drain \(--drain-ms\): aborted and handed back to the queue/);
+    // What the drain's abort did to the call is not journaled: it stays a call that started.
+    const kept = await journalOf(id);
+    assert.deepEqual(kept.at(-1)![1].type, 'call-start');
+    assert.equal(kept.at(-1)![1].call, '2.1');
+    fs.writeFileSync(path.join(ws, 'go'), '');
+    const second = startWorker(ws, 'drained');
+    try {
+      const result = await answered(ws, id, ['one', 'two']);
+      assert.deepEqual(result.result, { a: 1, b: 2 });
+      assert.match(second.stderr(), new RegExp(`request ${id} \\(tally-idem\\) resumes from its journal \\(5 lines, 1 earlier delivery\\)`));
+    } finally {
+      await stop(second);
     }
   });
 
