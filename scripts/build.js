@@ -43,13 +43,15 @@ process.on('exit', () => fs.rmSync(out, { recursive: true, force: true }));
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => process.exit(1));
 fs.mkdirSync(out);
 await compile();
-rewriteImports(out, await bundleCliPackages());
+const packageBundles = await bundleCliPackages();
 await bundleTui();
 await bundleStrands();
 await bundleRemark();
 await bundleAjv();
 await bundleGrayMatter();
 await bundleYaml();
+// After the bundles, so that their own imports of Node's modules are rewritten too.
+rewriteImports(out, packageBundles);
 // The library's Markdown, parsed once here so that runs need not load gray-matter for it.
 const { parseMarkdown } = await import(pathToFileURL(path.join(out, 'loader', 'frontmatter.js')).href);
 const { contentHash } = await import(pathToFileURL(path.join(out, 'loader', 'library-cache.js')).href);
@@ -121,10 +123,15 @@ function rewriteImports(dir, bundles) {
     let rewritten = text.replace(builtin, (whole, def, named, _q, name) => {
       if (!def && named === undefined) return whole;
       const get = `globalThis.process.getBuiltinModule('${name}')`;
-      const bindings = named?.split(',').map((b) => b.trim()).filter(Boolean).map((b) => b.replace(/^([\w$]+) as ([\w$]+)$/, '$1: $2'));
+      let bindings = named?.split(',').map((b) => b.trim()).filter(Boolean).map((b) => b.replace(/^([\w$]+) as ([\w$]+)$/, '$1: $2'));
       if (bindings?.some((b) => !/^[\w$]+(?:: [\w$]+)?$/.test(b))) return whole;
-      if (!def) return `const { ${bindings.join(', ')} } = ${get};`;
-      return bindings?.length ? `const ${def} = ${get}, { ${bindings.join(', ')} } = ${def};` : `const ${def} = ${get};`;
+      // `{ default as x }` (esbuild writes it so) is the module itself, as a default import is.
+      const defaults = bindings?.filter((b) => b.startsWith('default: ')).map((b) => b.slice('default: '.length)) ?? [];
+      bindings = bindings?.filter((b) => !b.startsWith('default: '));
+      const names = [def, ...defaults].filter(Boolean);
+      if (!names.length) return `const { ${bindings.join(', ')} } = ${get};`;
+      const [first, ...rest] = names;
+      return [`const ${first} = ${get}`, ...rest.map((n) => `${n} = ${first}`), ...(bindings?.length ? [`{ ${bindings.join(', ')} } = ${first}`] : [])].join(', ') + ';';
     });
     if (packages) {
       rewritten = rewritten.replace(packages, (_whole, head, q, name) => {

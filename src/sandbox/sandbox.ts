@@ -8,15 +8,19 @@
 //   runs an `InlineSandbox` and forwards its host calls here. V8 aborts that isolated-vm cannot
 //   catch then end the child, not this process.
 
-import ivm from 'isolated-vm';
+import type ivm from 'isolated-vm';
 import { AbortError, AgentAppsError, ConfigurationError } from '../core/errors.ts';
 import { BOOTSTRAP_SOURCE, type BootConfig, type Bridge } from './bootstrap.ts';
 import { answerHostCall, failure, limitsOf, messageOf, MAX_PAYLOAD_CHARS, RAW_CALL, type HostAnswer, type RawHost } from './common.ts';
-import { ProcessSandbox } from './process.ts';
 import { DEFAULT_ISOLATION, type Isolation, type RunOptions, type SandboxEngine, type SandboxError, type SandboxHost, type SandboxOptions, type SandboxResult } from './types.ts';
 
 export { DEFAULT_ISOLATION } from './types.ts';
 export type { Isolation, RunOptions, SandboxEngine, SandboxError, SandboxHost, SandboxOptions, SandboxResult } from './types.ts';
+
+// Loaded when first needed (docs/cli.md, "Start-up"): isolated-vm's addon by the first inline
+// isolate — the agent-apps process of a process-mode run never makes one — and process.ts (with
+// node:child_process) by the first process-mode sandbox — the sandbox process never makes one.
+let ivmAddon: typeof ivm | undefined;
 
 const MAX_LOG_LINES = 1000;
 const MAX_LOG_CHARS = 1 << 20;
@@ -100,7 +104,7 @@ export class Sandbox {
     if (isolation !== 'process' && isolation !== 'inline') {
       throw new ConfigurationError(`model.sandbox.isolation must be 'process' or 'inline' (got ${JSON.stringify(isolation)})`);
     }
-    const engine = isolation === 'process' ? await ProcessSandbox.create(opts) : await InlineSandbox.create(opts);
+    const engine = isolation === 'process' ? await (await import('./process.ts')).ProcessSandbox.create(opts) : await InlineSandbox.create(opts);
     return new Sandbox(engine, isolation);
   }
 
@@ -201,7 +205,8 @@ export class InlineSandbox implements SandboxEngine {
   // ---- lifecycle -----------------------------------------------------------------------------
 
   async #boot(): Promise<void> {
-    const isolate = new ivm.Isolate({ memoryLimit: this.#memoryMb });
+    ivmAddon ??= (await import('isolated-vm')).default;
+    const isolate = new ivmAddon.Isolate({ memoryLimit: this.#memoryMb });
     try {
       const context = await isolate.createContext();
       const config: BootConfig = {
@@ -210,7 +215,7 @@ export class InlineSandbox implements SandboxEngine {
         maxLogChars: MAX_LOG_CHARS,
         memory: this.#snapshot,
       };
-      const send = new ivm.Callback(this.#dispatch, { ignored: true });
+      const send = new ivmAddon.Callback(this.#dispatch, { ignored: true });
       const bridge = await context.evalClosure(BOOTSTRAP_SOURCE, [send, JSON.stringify(config)], BOOT_OPTIONS);
       this.#isolate = isolate;
       this.#context = context;
