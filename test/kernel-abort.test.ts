@@ -3,6 +3,7 @@
 // carrying the reason, and the log says `abort`, never `error`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { AbortError, createRuntime, type Context } from '../src/index.ts';
 import { bareRuntime, logs, middleware, runtimeFor, settle, skill, tempDir } from './helpers.ts';
 
@@ -159,6 +160,38 @@ test('the runtime’s signal option aborts everything below the root', async (t)
   const { error } = await p;
   assert.ok(error instanceof AbortError);
   assert.equal(error.reason, 'SIGINT');
+});
+
+test('many invocations in flight reading run.signal put one listener on the signal they follow, and an abort still reaches each (docs/events.md, Performance)', async (t) => {
+  const ac = new AbortController();
+  const rt = await bareRuntime(t, { signal: ac.signal } as never);
+  const parents = new Set<AbortSignal>();
+  rt.register(skill('waits', (ctx: Context) => {
+    parents.add(ctx.envelope.parent!.run.signal);
+    return new Promise((resolve) => ctx.run.signal.addEventListener('abort', () => resolve(String(ctx.run.signal.reason)), { once: true }));
+  }));
+  const all = Array.from({ length: 200 }, () => settle(rt.invoke('waits')));
+  while (parents.size === 0) await new Promise((r) => setTimeout(r, 1));
+  await new Promise((r) => setTimeout(r, 20));
+  const [parent] = [...parents];
+  assert.equal(parents.size, 1, 'one parent: the root');
+  assert.equal(getEventListeners(parent!, 'abort').length, 1);
+  ac.abort('SIGINT');
+  const outcomes = await Promise.all(all);
+  assert.equal(outcomes.filter((o) => o.error instanceof AbortError && o.error.reason === 'SIGINT').length, 200);
+  // Settled: their signals follow nothing any more.
+  assert.equal(getEventListeners(parent!, 'abort').length, 0);
+});
+
+test('a settled invocation leaves no listener on the signal it followed', async (t) => {
+  const rt = await bareRuntime(t);
+  let parent: AbortSignal | undefined;
+  rt.register(skill('reads', (ctx: Context) => {
+    parent = ctx.envelope.parent!.run.signal;
+    return ctx.run.signal.aborted;
+  }));
+  for (let i = 0; i < 3; i++) assert.equal(await rt.invoke('reads'), false);
+  assert.equal(getEventListeners(parent!, 'abort').length, 0);
 });
 
 test('an invocation through the whole default pipeline aborted mid-way logs no error events', async (t) => {

@@ -5,7 +5,7 @@
 import { AgentAppsError, toError } from '../core/errors.ts';
 import { getPath, setPath } from '../core/path.ts';
 import { Chain, markThrown, type ChainHost, type EntryRun } from './chain.ts';
-import { ComposedSignal } from './signal.ts';
+import { ComposedSignal, type SignalSources } from './signal.ts';
 import type { HookInfo } from './hooks.ts';
 import type { ChainEntry, HookRef } from './plan.ts';
 import { sealShared, type ContextImpl } from './context.ts';
@@ -26,7 +26,7 @@ export interface KernelServices {
 
 const NO_ENTRIES: readonly ChainEntry[] = Object.freeze([]);
 
-export class Manager implements ContextManager, ChainHost {
+export class Manager implements ContextManager, ChainHost, SignalSources {
   readonly ctx: ContextImpl;
   readonly kernel: KernelServices;
   tool: LoadedTool;
@@ -182,15 +182,17 @@ export class Manager implements ContextManager, ChainHost {
     return p ? (p.manager as Manager) : undefined;
   }
 
-  get signal(): AbortSignal {
-    return (this.#signal ??= new ComposedSignal()).get({
-      parent: () => this.parentManager()?.signal,
-      seed: this.seedSignal,
-      aborted: () => (this.isAborted() ? { reason: this.effectiveAbortReason() } : undefined),
-    });
+  /** The parent context's signal, composed now if need be (SignalSources: the manager is this signal's sources). */
+  parentSignal(): AbortSignal | undefined {
+    return this.parentManager()?.signal;
   }
 
-  /** Called when the invocation settles: drop the listeners this context put on others. */
+  get signal(): AbortSignal {
+    const composed = (this.#signal ??= new ComposedSignal());
+    return composed.current ?? composed.get(this);
+  }
+
+  /** Called when the invocation settles: this context's signal stops following others. */
   dispose(): void {
     this.#signal?.release();
   }
