@@ -86,9 +86,13 @@ Exit codes: 0 ok, 1 the skill failed, 2 usage or configuration error, 3 refused 
         let done = modules.get(entry.load);
         if (!done) {
           done = entry.load().then((register) => {
+            // Every subcommand accepts the global options too: `list --json`, `describe greet --set x=1`.
+            // Added here, when its module loads, not to all twenty placeholders up front (~300
+            // options built on every start; docs/cli.md, "Start-up").
+            const own = program.commands.filter((c) => COMMANDS.find((e) => e.name === c.name())?.load === entry.load);
+            for (const c of own) addGlobalOptions(c, true);
             register(registrar(program), io);
-            for (const c of program.commands) {
-              if (COMMANDS.find((e) => e.name === c.name())?.load !== entry.load) continue;
+            for (const c of own) {
               lazyOf.delete(c);
               // The global options are listed once, in the program help; each subcommand's help
               // points there (after the module's own help text), and so do its subcommands'.
@@ -109,8 +113,6 @@ Exit codes: 0 ok, 1 the skill failed, 2 usage or configuration error, 3 refused 
       return lazyOf.get(cmd)?.term ?? Help.prototype.subcommandTerm.call(this, cmd);
     },
   });
-  // Every subcommand accepts the global options too: `list --json`, `describe greet --set x=1`.
-  for (const cmd of program.commands) addGlobalOptions(cmd, true);
   // A command dispatched without loadCommandsFor having loaded it (it should not happen) is loaded here.
   program.hook('preSubcommand', async (_program, sub) => {
     await loadCommand(sub);
