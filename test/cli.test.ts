@@ -596,4 +596,13 @@ describe('the launcher, bin/agent-apps.js', { concurrency: true }, () => {
     assert.equal(stale.stdout, 'Hello, world.\n', stale.stderr);
     assert.equal(fresh.stdout, 'the built CLI\n', fresh.stderr);
   });
+
+  test('answers --version (or -V) alone itself, from package.json, without loading the CLI', async () => {
+    const root = packageCopy({ stampTime: new Date(Date.now() + 86_400_000) });
+    const { version } = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string };
+    const [long, short, more] = await Promise.all([launch(root, ['--version']), launch(root, ['-V']), launch(root, ['--version', '--no-color'])]);
+    assert.equal(long.stdout, `${version}\n`, long.stderr);
+    assert.equal(short.stdout, `${version}\n`, short.stderr);
+    assert.equal(more.stdout, 'the built CLI\n', 'with other arguments the CLI answers');
+  });
 });
