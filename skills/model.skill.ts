@@ -37,7 +37,9 @@ export default async function model(ctx: Context, value: unknown) {
   const target = ctxTarget(ctx);
   // A prompt skill runs as an agent, whose code runs in the sandbox process: start that process
   // now, so that its ~200 ms start overlaps with the rest of the pipeline (docs/decisions.md, cli.agent).
-  if (target.locals.prompt !== undefined && !servedTool(target).hasFunction) void prestartSandbox(value, target.locals.config.model);
+  // Awaited, so that it is started before checkConfig compiles the config's schema: left to run
+  // beside it, the spawn waited ~30 ms behind that compile, on the run's critical path.
+  if (target.locals.prompt !== undefined && !servedTool(target).hasFunction) await prestartSandbox(value, target.locals.config.model);
   await checkConfig(ctx, value);
   if (value && typeof value === 'object' && !Array.isArray(value)) {
     // locals.config is the invocation's own (docs/concepts.md: mutable); the cascade's value is shared and frozen.
