@@ -2,7 +2,8 @@
 // `agent-apps run hello --name Ada` in a workspace made by `agent-apps init`, whose `hello` skill
 // replays hello.cassette.yaml: one model turn with one `invoke`, through the real agent loop,
 // sandbox and pipeline, offline. Everything but the model: what a person waits for on every agent
-// run. Baseline: `node -e 0`. Target (issue 12): ≤ 350 ms. Run alone with `node bench/agent-cli.js`.
+// run. Baseline: `node -e 0`. Target (issue 27): ratio ≤ 8 (docs/cli.md, "Start-up"). Run alone with
+// `node bench/agent-cli.js`.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

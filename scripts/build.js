@@ -22,6 +22,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 const STAMP = '.build-stamp';
+/** esbuild's options for every ES-module bundle here: one file for Node 24. */
+const ESM_FOR_NODE = { bundle: true, format: 'esm', platform: 'node', target: 'node24', logLevel: 'warning' };
 
 const inputs = inputsHash();
 if (process.argv.includes('--if-stale') && builtFrom(inputs)) {
@@ -162,11 +164,7 @@ async function bundleCliPackages() {
     await esbuild.build({
       stdin: { contents: name === 'commander' ? "export * from 'commander';\n" : "export { default } from 'picomatch';\n", resolveDir: root, sourcefile: `${name}.js`, loader: 'js' },
       outfile,
-      bundle: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node24',
-      logLevel: 'warning',
+      ...ESM_FOR_NODE,
       plugins: [
         {
           name: 'agent-apps-lazy-child-process',
@@ -274,11 +272,7 @@ async function bundleTui() {
   await esbuild.build({
     entryPoints: [path.join(tui, 'index.js')],
     outfile: path.join(tui, 'bundle.js'),
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node24',
-    logLevel: 'warning',
+    ...ESM_FOR_NODE,
     // React's production build: the development one is larger, slower, and checks for tests.
     // yoga-layout's wasm loader asks `typeof fetch` before it takes the wasm inlined in it: in
     // Node that first look at `fetch` loads undici (~25 ms). Nothing in the UI fetches.
@@ -374,11 +368,7 @@ async function bundleStrands() {
     // The Node entry's default sandbox is the Agent's too; its MCP config loader goes with MCP.
     stdin: { contents: `export { ${SDK_NAMES.join(', ')} } from '${index}';\nimport { registerNodeSandboxDefault } from '${nodeDefaults}';\nregisterNodeSandboxDefault();\n`, resolveDir: sdkSrc, sourcefile: 'strands-sdk.js', loader: 'js' },
     outfile: path.join(outdir, 'strands-sdk.js'),
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node24',
-    logLevel: 'warning',
+    ...ESM_FOR_NODE,
     plugins: [
       {
         name: 'agent-apps-strands',
@@ -424,11 +414,7 @@ async function bundleRemark() {
   await esbuild.build({
     stdin: { contents: "export { remark } from 'remark';\nexport { default as remarkDirective } from 'remark-directive';\n", resolveDir: root, sourcefile: 'remark.js', loader: 'js' },
     outfile: path.join(out, 'bundles', 'remark.js'),
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node24',
-    logLevel: 'warning',
+    ...ESM_FOR_NODE,
   });
 }
 
@@ -455,11 +441,7 @@ async function bundleAjv() {
   await esbuild.build({
     stdin: { contents: "export { default as Ajv } from 'ajv';\nexport { default as addFormats } from 'ajv-formats';\nexport { default as draft07 } from 'draft-07-check';\n", resolveDir: root, sourcefile: 'ajv.js', loader: 'js' },
     outfile: path.join(out, 'bundles', 'ajv.js'),
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node24',
-    logLevel: 'warning',
+    ...ESM_FOR_NODE,
     plugins: [
       {
         name: 'agent-apps-ajv',
