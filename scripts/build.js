@@ -64,7 +64,7 @@ for (const file of fs.readdirSync(library, { recursive: true })) {
   const text = fs.readFileSync(path.join(library, file), 'utf8');
   if (!text.startsWith('---')) continue;
   const { frontmatter, body } = parseMarkdown(text, path.join(library, file));
-  cache[file] = { sha1: contentHash(text), frontmatter, body };
+  cache[file] = { hash: contentHash(text), frontmatter, body };
 }
 fs.writeFileSync(path.join(out, 'library-frontmatter.json'), JSON.stringify(cache) + '\n');
 fs.writeFileSync(path.join(out, STAMP), JSON.stringify({ builtAt: new Date().toISOString(), inputs }) + '\n');

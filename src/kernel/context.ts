@@ -1,7 +1,7 @@
 // The context (docs/concepts.md): a plain data object (envelope, args, run, locals, nonlocals,
 // globals) with a non-enumerable, immutable `manager`. Ids and signals are created lazily —
 // most contexts never need either, and the invoke benchmark shows the difference.
-import { randomUUID } from 'node:crypto';
+import { uniqueId } from '../core/ids.ts';
 import { AgentAppsError } from '../core/errors.ts';
 import { copyData, deepFreeze } from '../core/path.ts';
 import type { Context, ContextManager, Envelope, Frontmatter, Globals, HistoryFrame, JsonObject, LocalConfig, Locals, Nonlocals, RunState, ToolDecl } from '../core/types.ts';
@@ -28,7 +28,7 @@ export class ContextEnvelope implements Envelope {
     return this.#hasOtherTarget;
   }
   get id(): string {
-    return (this.#id ??= randomUUID());
+    return (this.#id ??= uniqueId());
   }
   toJSON() {
     return { id: this.id, parent: this.parent ? this.parent.envelope.id : null, target: this.target.envelope.id, hasOtherTarget: this.hasOtherTarget };

@@ -2,7 +2,7 @@
 // writes dist/library-frontmatter.json with each file's frontmatter, body and content hash, so
 // a run that only needs the library's authority does not load gray-matter and yaml (~25 ms of
 // `cli.coldstart`). A file whose content no longer matches its hash is parsed as usual.
-import { createHash } from 'node:crypto';
+import { quickHash } from '../core/ids.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Frontmatter } from '../core/types.ts';
@@ -11,7 +11,7 @@ import { LIBRARY_ROOT, PACKAGE_ROOT } from './search-paths.ts';
 export const LIBRARY_CACHE = path.join(PACKAGE_ROOT, 'dist', 'library-frontmatter.json');
 
 interface Entry {
-  sha1: string;
+  hash: string;
   frontmatter: Frontmatter;
   body: string;
 }
@@ -19,7 +19,7 @@ interface Entry {
 let cache: Record<string, Entry> | null | undefined;
 
 export function contentHash(text: string): string {
-  return createHash('sha1').update(text).digest('hex');
+  return quickHash(text);
 }
 
 export function cachedMarkdown(file: string, text: string): { frontmatter: Frontmatter; body: string } | undefined {
@@ -32,6 +32,6 @@ export function cachedMarkdown(file: string, text: string): { frontmatter: Front
     }
   }
   const entry = cache?.[path.relative(LIBRARY_ROOT, file)];
-  if (!entry || entry.sha1 !== contentHash(text)) return undefined;
+  if (!entry || entry.hash !== contentHash(text)) return undefined;
   return { frontmatter: entry.frontmatter, body: entry.body };
 }

@@ -12,7 +12,7 @@
 //   are the person's own and need none.
 // - Where it is kept: `~/.agent-apps/trust.json` (AGENT_APPS_HOME), one record per real path.
 // Nothing here is read on a run that starts no process: a plain `run` pays nothing for it.
-import { createHash } from 'node:crypto';
+import { hashHex } from '../core/ids.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -108,7 +108,7 @@ function writeTrust(data: TrustFile, env: NodeJS.ProcessEnv): void {
 /** The hash a trust covers: every command, in a stable order. */
 export function hashConfigs(configs: readonly ProcessConfig[]): string {
   const lines = configs.map((c) => `${c.kind}\0${c.name}\0${c.command}\0${c.file ?? ''}`).sort();
-  return createHash('sha256').update(lines.join('\n')).digest('hex');
+  return hashHex(lines.join('\n'));
 }
 
 export function describeConfig(c: ProcessConfig, workspace?: string): string {
