@@ -41,8 +41,10 @@ built-ins such as file-read or shell only when named), by name, with data-only a
 else is answered E_UNTRUSTED_REF / E_ALLOWED_TOOLS. Answers go to the results stream and to a
 replyTo of the form agent-apps.<ns>.reply.<random> only. With events.signingKeyEnv set, only
 signed requests run. Each request runs through this workspace's full pipeline; a worker that dies
-mid-request has it redelivered to another (after events.ackWaitMs), one delivered 3 times
-without a result goes to agent-apps.<ns>.dead.<queue>. SIGTERM (or Ctrl-C) drains: no new
+mid-request has it redelivered to another (after events.ackWaitMs), which resumes its agents
+from the run journal kept in the AGENT_APPS_<NS>_JOURNALS bucket (journaled turns and calls are
+not run again; a call with no result re-runs only for idempotent: true skills, else E_RESUME);
+one delivered 3 times without a result goes to agent-apps.<ns>.dead.<queue>. SIGTERM (or Ctrl-C) drains: no new
 requests are taken, running ones get --drain-ms to finish, then are aborted and handed back to
 the queue; exit 0.
 
