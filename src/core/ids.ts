@@ -5,7 +5,8 @@
 // Anything that needs a cryptographic digest or randomness asks `hashHex` / node:crypto itself.
 import type { BinaryLike } from 'node:crypto';
 
-const crypto = () => process.getBuiltinModule('node:crypto');
+let cryptoModule: typeof import('node:crypto') | undefined;
+const crypto = () => (cryptoModule ??= process.getBuiltinModule('node:crypto'));
 
 const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');
 

@@ -36,7 +36,7 @@
  * buffers): read them, do not mutate them. A replay buffer array may hold up to twice
  * `bufferSize` events between trims; `buffered(topic)` returns the last `bufferSize`.
  */
-import { uniqueId } from '../core/ids.ts';
+import { randomId } from '../core/ids.ts';
 import { AbortError, AgentAppsError } from '../core/errors.ts';
 import type { Event, EventHandler } from '../core/types.ts';
 
@@ -523,7 +523,7 @@ export function stampEvent(input: EmitInput): { event: Event; dataBytes: number 
   if (dataBytes > MAX_EVENT_DATA_BYTES) {
     throw invalid('event-emit', `'data' is ${dataBytes} bytes as JSON; the limit is ${MAX_EVENT_DATA_BYTES} (1 MiB) — pass a reference (a path, an id) instead of the payload`);
   }
-  const event: Event = { id: uniqueId().slice(0, 8), topic, type, timestamp: Date.now() };
+  const event: Event = { id: randomId().slice(0, 8), topic, type, timestamp: Date.now() };
   if (input.source !== undefined) event.source = input.source;
   if (data !== undefined) event.data = data;
   if (input.rootContextId !== undefined) event.rootContextId = input.rootContextId;
