@@ -1,6 +1,13 @@
 # Source me: puts Node >= 24 on PATH — the system's if it is new enough, otherwise node@24
 # installed from the npm registry into .node24/ in this checkout (docs/ci.md).
 _aa_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# Node (and so npm) trusts only the certificates it carries, not the system's: behind a TLS proxy
+# whose certificate the system trusts (a company's, a sandbox's) every registry request fails and
+# is retried for minutes. The system's bundle, where there is one, is added (docs/ci.md, "From a
+# fresh shell"); a NODE_EXTRA_CA_CERTS already set is left as it is.
+if [ -z "${NODE_EXTRA_CA_CERTS:-}" ] && [ -r /etc/ssl/certs/ca-certificates.crt ]; then
+  export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+fi
 _aa_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
 if [ "$_aa_major" -lt 24 ]; then
   if [ ! -x "$_aa_root/.node24/node_modules/.bin/node" ]; then

@@ -14,6 +14,10 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const major = Number(process.versions.node.split('.')[0]);
 let node = process.execPath;
 const env = { ...process.env };
+// The system's certificates for what the child starts (npm in test/install.test.ts), as
+// scripts/node24.sh adds them: Node reads NODE_EXTRA_CA_CERTS only when a process starts.
+const SYSTEM_CA = '/etc/ssl/certs/ca-certificates.crt';
+if (!env.NODE_EXTRA_CA_CERTS && fs.existsSync(SYSTEM_CA)) env.NODE_EXTRA_CA_CERTS = SYSTEM_CA;
 if (major < 24) {
   node = path.join(root, '.node24', 'node_modules', 'node', 'bin', 'node');
   if (!fs.existsSync(node)) {
