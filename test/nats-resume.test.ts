@@ -113,6 +113,23 @@ async function killedAtGate(ws: string, queue: string, skill: string): Promise<{
   return { id, first };
 }
 
+/**
+ * Opens the gate and starts one more worker on `queue`: it resumes request `id` of `tally-idem`
+ * from the journal (`journal`: what its stderr says of it, "5 lines, 1 earlier delivery") and
+ * answers { a: 1, b: 2 }, 'one' played back and 'two' run once more.
+ */
+async function idemResumes(ws: string, queue: string, id: string, journal: string): Promise<void> {
+  fs.writeFileSync(path.join(ws, 'go'), '');
+  const worker = startWorker(ws, queue);
+  try {
+    const result = await answered(ws, id, ['one', 'two']);
+    assert.deepEqual(result.result, { a: 1, b: 2 });
+    assert.match(worker.stderr(), new RegExp(`request ${id} \\(tally-idem\\) resumes from its journal \\(${journal}\\)`));
+  } finally {
+    await stop(worker);
+  }
+}
+
 describe('a worker request resumes from its journal after its worker died', { skip: natsSkip }, () => {
   before(async () => {
     server = await startNats();
@@ -192,15 +209,7 @@ describe('a worker request resumes from its journal after its worker died', { sk
       [`${id}.2.0`, 'journal-start', null, null],
       [`${id}.2.1`, 'call-start', '2.1', 'idempotent'],
     ], 'the second delivery kept only what it did itself');
-    fs.writeFileSync(path.join(ws, 'go'), '');
-    const third = startWorker(ws, 'again');
-    try {
-      const result = await answered(ws, id, ['one', 'two']);
-      assert.deepEqual(result.result, { a: 1, b: 2 });
-      assert.match(third.stderr(), new RegExp(`request ${id} \\(tally-idem\\) resumes from its journal \\(6 lines, 2 earlier deliveries\\)`));
-    } finally {
-      await stop(third);
-    }
+    await idemResumes(ws, 'again', id, '6 lines, 2 earlier deliveries');
   });
 
   test('a request a drain hands back resumes on the next worker: the call the drain aborted is unverified there, not an abort played back', { timeout: 120_000 }, async () => {
@@ -215,15 +224,7 @@ describe('a worker request resumes from its journal after its worker died', { sk
     const kept = await journalOf(id);
     assert.deepEqual(kept.at(-1)![1].type, 'call-start');
     assert.equal(kept.at(-1)![1].call, '2.1');
-    fs.writeFileSync(path.join(ws, 'go'), '');
-    const second = startWorker(ws, 'drained');
-    try {
-      const result = await answered(ws, id, ['one', 'two']);
-      assert.deepEqual(result.result, { a: 1, b: 2 });
-      assert.match(second.stderr(), new RegExp(`request ${id} \\(tally-idem\\) resumes from its journal \\(5 lines, 1 earlier delivery\\)`));
-    } finally {
-      await stop(second);
-    }
+    await idemResumes(ws, 'drained', id, '5 lines, 1 earlier delivery');
   });
 
   test('a journal that is not a worker\'s fails the request with E_RESUME and the worker goes on; one that is another request\'s is dropped and the request runs from scratch', { timeout: 120_000 }, async () => {
