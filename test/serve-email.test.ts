@@ -360,6 +360,7 @@ approvals:
     const ws = attackWorkspace(t, { gated }, { 'skills/main.md': `---\nname: main\ndescription: The main.\nmetadata:\n${main.replace(/^/gm, '  ')}\n---\nThe main.\n` });
     const proc = await startServe(t, ws);
     const port = Number(await until(() => /email gateway 'inbox': listening on 127\.0\.0\.1:(\d+) \(SMTP\)/.exec(proc.stderr())?.[1], 20_000, 'the SMTP listener'));
+    await until(() => /email gateway 'inbox': approvals/.test(proc.stderr()), 20_000, 'the email gateway’s approvals line');
     assert.match(proc.stderr(), /email gateway 'inbox': approvals: mailed to Boss@Example\.com, answered by a reply "yes" or "no"/);
     assert.doesNotMatch(proc.stderr(), /email gateway 'inbox' on http/);
     assert.doesNotMatch(proc.stderr(), /approvals\.via: 'inbox' is not a running gateway/);

@@ -299,6 +299,8 @@ describe('slack gateway: remote approvals by Slack buttons', () => {
     fs.writeFileSync(path.join(ws, 'skills', 'wordcount.skill.mjs'), WORDCOUNT);
     writeAgentSkills(path.join(ws, 'skills'), { helper: gated });
     const srv = await startServe(t, ws, [], { SLACK_SECRET: SECRET, SLACK_TOKEN: TOKEN });
+    // The gateways start once the server listens: their lines come after the one startServe waits for.
+    await until(() => /slack gateway 'team': approvals/.test(srv.stderr()), 20_000, 'the slack gateway’s lines');
     assert.match(srv.stderr(), /slack gateway 'team' on http:\/\/127\.0\.0\.1:\d+: POST \/slack\/team\/events → helper \(channels C0123\), POST \/slack\/team\/interactivity/);
     assert.match(srv.stderr(), /slack gateway 'team': approvals: a direct message to U0BOSS, answered by its Allow \/ Deny buttons/);
     const events = `${srv.url}/slack/team/events`;
